@@ -1,0 +1,70 @@
+"""``python -m src.fork {list,check,stage}`` (run from the repository root).
+
+list            the patch series in apply order, with each patch's reason
+check [VER]     check every patch's precondition against upstream VER (default: the pin)
+                or a local wheel path; builds nothing; exit 1 on drift
+stage OUT       verify the pin, unpack, patch and overlay into OUT (used by CMakeLists.txt)
+"""
+
+from __future__ import annotations
+
+import sys
+import zipfile
+from pathlib import Path
+
+from .patches import load_series
+from .patching import PatchDrift
+from .pin import Pin, PinError, find_wheel
+from .stage import stage
+
+
+def cmd_list() -> int:
+    for p in load_series():
+        print(f"{p.name:34} {p.file}\n{'':34} {p.reason}")
+    return 0
+
+
+def cmd_check(arg: str | None) -> int:
+    if arg and arg.endswith(".whl"):
+        wheel, version = Path(arg), Path(arg).name.split("-")[1]
+    else:
+        version = arg or Pin.load().version
+        wheel = find_wheel(version)
+    print(f"upstream tilelang {version} ({wheel.name})")
+    print(f"{'patch':34} {'file':48} status")
+    failed = 0
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        for p in load_series():
+            if p.file not in names:
+                status, failed = "DRIFT: file missing", failed + 1
+            else:
+                problems = p.problems(zf.read(p.file).decode())
+                status = "ok" if not problems else "DRIFT: " + "; ".join(problems)
+                failed += bool(problems)
+            print(f"{p.name:34} {p.file:48} {status}")
+    print(f"{len(load_series()) - failed} of {len(load_series())} patches apply")
+    return 1 if failed else 0
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    try:
+        if argv[0] == "list":
+            return cmd_list()
+        if argv[0] == "check":
+            return cmd_check(argv[1] if len(argv) > 1 else None)
+        if argv[0] == "stage" and len(argv) == 2:
+            print(f"staged patched upstream into {stage(Path(argv[1]))}")
+            return 0
+    except (PinError, PatchDrift) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,31 @@
+"""The patch series, in apply order (like Debian's ``debian/patches/series``).
+
+Each entry is a module ``NNNN_verb_target.py`` defining ``PATCH``; its docstring
+answers: why, which upstream file, forwarded or not, checked against which
+upstream versions, and when it can be dropped. To disable a patch, comment its
+line out here and say when it should come back.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ..patching import Patch
+
+SERIES = [
+    # Report the fork's own distribution version as tilelang.__version__.
+    "0001_rename_distribution",
+    # Import Paddle, enable the torch proxy for tilelang, preload libcudart.
+    "0002_bootstrap_paddle",
+]
+
+
+def load_series() -> list[Patch]:
+    patches = []
+    for name in SERIES:
+        module = importlib.import_module(f"{__name__}.{name}")
+        patch = module.PATCH
+        if patch.name != name:
+            raise RuntimeError(f"src/fork/patches/{name}.py defines PATCH.name={patch.name!r}; they must match")
+        patches.append(patch)
+    return patches

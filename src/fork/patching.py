@@ -1,0 +1,73 @@
+"""The patch model: named, anchored, zero-fuzz edits of one upstream file.
+
+A patch changes one upstream file for one stated reason. Each edit names an
+exact ``anchor`` that must occur exactly ``count`` times in the pristine file;
+otherwise upstream drifted and the build stops with :class:`PatchDrift`
+naming the patch, the file, the anchor and the upstream version. A marker line
+written into the patched file makes re-applying a no-op (idempotent).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MARKER = "tilelang-paddle patch"
+
+
+class PatchDrift(RuntimeError):
+    """A patch's precondition failed: upstream no longer looks as the patch expects."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    anchor: str
+    replacement: str
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class Patch:
+    name: str  # NNNN_verb_target, as the module is named
+    file: str  # path inside the wheel, e.g. "tilelang/utils/device.py"
+    reason: str  # one line: why the fork needs it
+    edits: tuple[Edit, ...]
+    forwarded: str = "no"  # upstream PR/issue URL, "no", or "not-needed"
+    checked_against: tuple[str, ...] = ()  # upstream versions whose file it was written against
+    drop_when: str = ""  # the condition under which the patch can be deleted
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def marker(self) -> str:
+        comment = "//" if self.file.endswith((".cc", ".h", ".cu")) else "#"
+        return f"{comment} {MARKER} {self.name}"
+
+    def problems(self, text: str) -> list[str]:
+        """Return why this patch cannot apply to ``text`` (empty when it can)."""
+        out = []
+        for i, edit in enumerate(self.edits, 1):
+            seen = text.count(edit.anchor)
+            if seen != edit.count:
+                first = edit.anchor.strip().splitlines()[0] if edit.anchor.strip() else repr(edit.anchor)
+                out.append(f"edit {i}: anchor {first!r} found {seen} time(s), expected {edit.count}")
+        return out
+
+    def is_applied(self, text: str) -> bool:
+        return self.marker in text
+
+    def apply(self, text: str, upstream_version: str) -> str:
+        if self.is_applied(text):
+            return text
+        problems = self.problems(text)
+        if problems:
+            raise PatchDrift(
+                f"patch {self.name} no longer applies to {self.file} of upstream tilelang {upstream_version}:\n  "
+                + "\n  ".join(problems)
+                + f"\nReason for the patch: {self.reason}\n"
+                "Read the new upstream file, then update the anchors in "
+                f"src/fork/patches/{self.name}.py (or drop the patch if upstream fixed it). "
+                "Nothing was skipped; the staging directory is left as it was for inspection."
+            )
+        for edit in self.edits:
+            text = text.replace(edit.anchor, edit.replacement)
+        sep = "" if text.endswith("\n") else "\n"
+        return f"{text}{sep}{self.marker}\n"

@@ -1,0 +1,84 @@
+"""Import-time set-up, run first thing by ``tilelang/__init__.py`` (patch 0002).
+
+1. Import Paddle, or fail with one ImportError saying what to install.
+2. Make ``import torch`` inside the ``tilelang`` package resolve to Paddle's
+   torch proxy, whether or not the user called
+   ``paddle.enable_compat(scope={"tilelang"})`` first; code outside the scope
+   keeps seeing no torch.
+3. Preload libcudart with RTLD_GLOBAL (see :mod:`.preload`).
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import sys
+
+MIN_PADDLE = (3, 3)
+SCOPE = "tilelang"
+
+_INSTALL_HINT = (
+    "Install PaddlePaddle 3.3 or newer first:\n"
+    "  CPU: pip install 'paddlepaddle>=3.3'   (or: pip install 'tilelang-paddle[cpu]')\n"
+    "  GPU: pip install 'paddlepaddle-gpu>=3.3' from PaddlePaddle's package index for your CUDA version "
+    "(see the PaddlePaddle installation guide)"
+)
+
+
+def _parse_version(text: str) -> tuple[int, int]:
+    parts = []
+    for piece in text.split(".")[:2]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts + [0] * (2 - len(parts)))  # type: ignore[return-value]
+
+
+def require_paddle():
+    """Import and return ``paddle``; raise one clear ImportError when it is absent or too old."""
+    try:
+        import paddle
+    except ImportError as exc:
+        raise ImportError(f"tilelang-paddle needs PaddlePaddle, which is not installed ({exc}).\n{_INSTALL_HINT}") from None
+    version = getattr(paddle, "__version__", "0.0.0")
+    # Paddle's develop builds report 0.0.0; they have the compat API we need.
+    if version != "0.0.0" and _parse_version(version) < MIN_PADDLE or not hasattr(paddle, "enable_compat"):
+        raise ImportError(
+            f"tilelang-paddle needs PaddlePaddle >= {MIN_PADDLE[0]}.{MIN_PADDLE[1]} "
+            f"(for paddle.enable_compat), found {version}.\n{_INSTALL_HINT}"
+        )
+    return paddle
+
+
+def enable_scope(paddle, module_globals: dict) -> None:
+    """Proxy ``import torch`` to Paddle inside ``tilelang`` only (silently)."""
+    from paddle.compat import proxy
+
+    finder = getattr(proxy, "TORCH_PROXY_FINDER", None)
+    active = finder is not None and finder in sys.meta_path
+    covered = active and (finder._globally_enabled or SCOPE in finder._local_enabled_scope)
+    if not covered:
+        scope = set(finder._local_enabled_scope) if active else set()
+        paddle.enable_compat(scope=scope | {SCOPE}, silent=True)
+    # tilelang/__init__ itself was imported before the proxy existed, so Paddle's
+    # finder did not tag it; its own `import torch` calls look for this tag.
+    module_globals[getattr(proxy, "MAGIC_ENABLED_MODULE_ATTR", "__enable_torch_proxy__")] = True
+
+
+def site_dirs(paddle) -> list[str]:
+    dirs = [os.path.dirname(os.path.dirname(os.path.abspath(paddle.__file__)))]
+    try:
+        dirs += site.getsitepackages()
+    except AttributeError:  # virtualenv's old site.py
+        pass
+    return list(dict.fromkeys(dirs))
+
+
+def install(module_globals: dict) -> None:
+    paddle = require_paddle()
+    enable_scope(paddle, module_globals)
+    from . import preload
+
+    cuda_build = bool(paddle.is_compiled_with_cuda())
+    # paddle.version.cuda() is the string 'False' on CPU builds, hence the guard.
+    major = paddle.version.cuda().split(".")[0] if cuda_build else None
+    preload.preload(major, cuda_build, site_dirs(paddle))
