@@ -17,6 +17,14 @@ SERIES = [
     "0001_rename_distribution",
     # Import Paddle, enable the torch proxy for tilelang, preload libcudart.
     "0002_bootstrap_paddle",
+    # torch.device is not a type under the proxy; synchronize via the control plane.
+    "0003_route_device_utils",
+    # All adapters' device/stream providers come from tilelang.paddle_runtime.device.
+    "0004_route_adapter_providers",
+    # Expected buffer devices without torch.device().
+    "0005_route_cython_adapter_devices",
+    # Paddle output allocation; TypeError instead of SIGSEGV for non-tensor buffers.
+    "0006_route_cython_launcher",
 ]
 
 

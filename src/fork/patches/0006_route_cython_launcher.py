@@ -1,0 +1,37 @@
+"""Make the Cython launcher allocate Paddle outputs and reject non-tensor buffers.
+
+File: tilelang/jit/adapter/cython/cython_wrapper.pyx (compiled by our CMake
+into tilelang/lib/tilelang_cython_wrapper.abi3.so). Upstream allocates outputs
+with ``torch.empty(*shape, dtype=, device=)``, a signature Paddle's proxy does
+not take with torch devices; and a Python int passed for a buffer parameter is
+turned into a raw pointer, so the kernel dereferences it and the process dies
+with SIGSEGV. We allocate through ``tilelang.paddle_runtime.tensors.empty`` on
+the inputs' device and raise a TypeError naming the parameter instead.
+Forwarded: no (the SIGSEGV is an upstream bug worth reporting). Checked against:
+0.1.15 (0.1.14 differs). Drop when: never for the allocation; the TypeError when upstream
+validates argument kinds itself.
+"""
+
+from ..patching import Edit, Patch
+
+SCALAR = "            elif isinstance(tensor, (int, float, bool)):\n"
+
+PATCH = Patch(
+    name="0006_route_cython_launcher",
+    file="tilelang/jit/adapter/cython/cython_wrapper.pyx",
+    reason="allocate outputs with Paddle on the inputs' device; TypeError instead of SIGSEGV for non-tensors",
+    edits=(
+        Edit("import torch\n", "import torch\nfrom tilelang.paddle_runtime import arguments as _arguments, tensors as _tensors\n"),
+        Edit("tensor_list[i] = torch.empty(*shape, dtype=dtype, device=device)",
+             "tensor_list[i] = _tensors.empty(shape, dtype, device)"),
+        Edit(
+            SCALAR,
+            SCALAR + "                if i in self.ptr_map and _arguments.is_buffer(self.buffer_dtype_map, i):\n"
+            "                    raise _arguments.not_a_tensor(self.buffer_dtype_map, self.params, i, tensor)\n",
+        ),
+        Edit('raise ValueError(f"Unsupported tensor type: {type(tensor)}")',
+             "raise _arguments.not_a_tensor(self.buffer_dtype_map, self.params, i, tensor)"),
+    ),
+    checked_against=("0.1.15",),
+    drop_when="see docstring",
+)
