@@ -1,0 +1,46 @@
+"""Shared fixtures. Tests run against the *installed* tilelang-paddle wheel.
+
+The repository root is appended (not prepended) to sys.path so the build
+tooling (``src.fork``) is importable while ``import tilelang`` still finds the
+installed package (the repo's ``tilelang/`` holds only our overlay and has no
+``__init__.py``, so it can never shadow it).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
+
+
+def run_python(code: str, env: dict | None = None, timeout: int = 300, cwd: str | None = None) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter (import-time and crash-prone cases)."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env=full_env, timeout=timeout, cwd=cwd or str(ROOT / "tests_paddle"))
+
+
+@pytest.fixture(scope="session")
+def pinned_wheel() -> Path:
+    """The pinned upstream wheel (download cache or pip), hash-verified."""
+    from src.fork.pin import verified_wheel
+
+    return verified_wheel()
+
+
+@pytest.fixture(scope="session")
+def tilelang_mod():
+    import paddle
+
+    paddle.enable_compat(scope={"tilelang"}, silent=True)
+    import tilelang
+
+    return tilelang
