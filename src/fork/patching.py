@@ -71,3 +71,28 @@ class Patch:
             text = text.replace(edit.anchor, edit.replacement)
         sep = "" if text.endswith("\n") else "\n"
         return f"{text}{sep}{self.marker}\n"
+
+
+TORCH_IMPORT = "import torch\n"
+
+
+def rebind_torch(name: str, file: str, reason: str, extra_edits: tuple[Edit, ...] = (), **kw) -> Patch:
+    """A patch that makes ``torch`` in one upstream module mean Paddle's proxy plus our shim.
+
+    The module-level ``import torch`` must occur exactly once (an indented one
+    would count too, and fail the precondition: look before widening the patch).
+    """
+    return Patch(
+        name=name,
+        file=file,
+        reason=reason,
+        edits=(
+            Edit(
+                TORCH_IMPORT,
+                TORCH_IMPORT + "from tilelang.paddle_runtime.torch_shim import wrap as _wrap_torch  # noqa: E402\n\n"
+                "torch = _wrap_torch(torch)\n",
+            ),
+            *extra_edits,
+        ),
+        **kw,
+    )

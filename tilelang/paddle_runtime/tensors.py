@@ -1,12 +1,23 @@
-"""Tensor creation for kernel outputs and test inputs."""
+"""Tensor creation: kernel outputs, test-input supply, and the closeness check.
+
+Paddle's CPU build lacks ``randint``/``uniform_``/``empty`` kernels for several
+dtypes (float16, bfloat16, int8, bool, uint32, uint64 among them), so values
+are drawn in int64/float32 and cast: every dtype gets the same value rules as
+upstream's torch version.
+"""
 
 from __future__ import annotations
 
 import functools
 
+import numpy as np
 import paddle
 
-from .device import device_of
+from .device import current_device, device_of
+from .dtypes import to_paddle
+
+# Paddle 3.3 CPU has no `empty` kernel for these; allocate the same-width signed type and view it.
+_VIEW_ALLOC = {paddle.uint32: paddle.int32, paddle.uint64: paddle.int64}
 
 
 @functools.lru_cache(maxsize=64)
@@ -26,4 +37,137 @@ def place_of(device):
 
 def empty(shape, dtype, device):
     """Uninitialised Paddle tensor of ``shape``/``dtype`` on ``device`` (kernel outputs)."""
-    return paddle.empty(list(shape), dtype=dtype, device=place_of(device))
+    place = place_of(device)
+    alloc = _VIEW_ALLOC.get(dtype)
+    if alloc is not None:
+        return paddle.empty(list(shape), dtype=alloc, device=place).view(dtype)
+    return paddle.empty(list(shape), dtype=dtype, device=place)
+
+
+def _ints(low: int, high: int, shape, dtype, place):
+    """Integers in [low, high) as ``dtype``: drawn in int64, cast on the target device."""
+    values = np.random.randint(low, high, size=shape, dtype=np.int64)
+    return paddle.to_tensor(values, place=place).astype(dtype)
+
+
+def _floats(draw, shape, dtype, place):
+    values = draw(size=shape).astype(np.float32)
+    return paddle.to_tensor(values, place=place).astype(dtype)
+
+
+def _integer_rule(param, shape, dtype, place):
+    if param.is_unsigned():
+        return _ints(0, 3, shape, dtype, place)
+    if param.is_float8():
+        return _ints(-128, 128, shape, paddle.int8, place).astype(dtype)
+    if param.is_float4():
+        return _ints(0, 16, shape, dtype, place)
+    if param.is_boolean():
+        return _ints(0, 2, shape, dtype, place)
+    return _ints(-2, 3, shape, dtype, place)
+
+
+def make_tensor(param, supply: str, device=None):
+    """One input for ``param`` following upstream's ``TensorSupplyType`` rules (``supply`` is its name)."""
+    dtype = to_paddle(param.dtype)
+    place = place_of(device if device is not None else current_device())
+    if not param.shape:
+        raise ValueError(
+            f"TensorType must have a shape, but got {type(param)}, "
+            "likely you are trying to generate a random tensor with a dynamic symbolic shape."
+        )
+    for dim in param.shape:
+        if not isinstance(dim, (int, np.integer)) and not hasattr(dim, "value"):
+            raise ValueError(
+                f"TensorType must have a static shape, but got {dim}, "
+                "likely you are trying to generate a random tensor with a dynamic symbolic shape."
+            )
+    shape = [int(d) for d in param.shape]
+    rng = np.random
+    if supply == "Auto":
+        if dtype in (paddle.float16, paddle.float32, paddle.bfloat16) and not param.is_float8():
+            return _floats(lambda size: rng.uniform(-1.0, 1.0, size), shape, dtype, place)
+        return _integer_rule(param, shape, dtype, place)
+    if dtype == paddle.int8 and supply in ("Uniform", "Normal"):
+        return _ints(1, 2, shape, dtype, place)
+    if supply == "Integer":
+        return _integer_rule(param, shape, dtype, place)
+    if supply == "Uniform":
+        return _floats(lambda size: rng.uniform(-1.0, 1.0, size), shape, dtype, place)
+    if supply == "Normal":
+        # Upstream draws normal_(mean=-1.0, std=1.0); kept for identical distributions.
+        return _floats(lambda size: rng.normal(-1.0, 1.0, size), shape, dtype, place)
+    if supply == "Randn":
+        return _floats(lambda size: rng.standard_normal(size), shape, dtype, place)
+    if supply == "Zero":
+        return _ints(0, 1, shape, dtype, place)
+    if supply == "One":
+        return _ints(1, 2, shape, dtype, place)
+    raise NotImplementedError(supply)
+
+
+def get_tensor_supply(supply_type=None):
+    """Replacement for upstream ``tilelang.utils.tensor.get_tensor_supply`` (Paddle tensors)."""
+    name = "Integer" if supply_type is None else supply_type.name
+
+    def get_tensor(param):
+        return make_tensor(param, name)
+
+    return get_tensor
+
+
+def _to_common(a, b):
+    if a.place != b.place:
+        a, b = a.cpu(), b.cpu()
+    if a.dtype != b.dtype or a.dtype not in (paddle.float32, paddle.float64):
+        # Compare in float64 (covers float8/bfloat16/unsigned without Paddle's promotion gaps).
+        a, b = a.astype(paddle.float64), b.astype(paddle.float64)
+    return a, b
+
+
+def assert_close(
+    tensor_a,
+    tensor_b,
+    rtol=1e-2,
+    atol=1e-3,
+    max_mismatched_ratio=0.001,
+    verbose: bool = False,
+    equal_nan: bool = True,
+    check_device: bool = True,
+    check_dtype: bool = True,
+    check_layout: bool = True,
+    check_stride: bool = False,
+    base_name: str = "LHS",
+    ref_name: str = "RHS",
+):
+    """Paddle version of upstream ``torch_assert_close``: allow ``max_mismatched_ratio`` mismatches."""
+    if list(tensor_a.shape) != list(tensor_b.shape):
+        raise AssertionError(f"The values for attribute 'shape' do not match: {tensor_a.shape} != {tensor_b.shape}.")
+    if check_device and tensor_a.place != tensor_b.place:
+        raise AssertionError(f"The values for attribute 'device' do not match: {tensor_a.place} != {tensor_b.place}.")
+    if check_dtype and tensor_a.dtype != tensor_b.dtype:
+        raise AssertionError(f"The values for attribute 'dtype' do not match: {tensor_a.dtype} != {tensor_b.dtype}.")
+    if check_stride and tensor_a.strides != tensor_b.strides:
+        raise AssertionError(f"The values for attribute 'stride()' do not match: {tensor_a.strides} != {tensor_b.strides}.")
+    a, b = _to_common(tensor_a, tensor_b)
+    a_np, b_np = a.numpy(), b.numpy()
+    mismatched = ~np.isclose(a_np, b_np, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    num_mismatched = int(mismatched.sum())
+    total = a_np.size
+    allowed = int(total * max_mismatched_ratio)
+    if verbose:
+        print(f"Number of mismatched elements: {num_mismatched} / {total} (allowed: {allowed})")
+    if num_mismatched > allowed:
+        flat = int(np.argmax(mismatched.reshape(-1)))
+        idx = [int(i) for i in np.unravel_index(flat, a_np.shape)]
+        av, bv = float(a_np.reshape(-1)[flat]), float(b_np.reshape(-1)[flat])
+        diff = np.abs(a_np - b_np)
+        raise AssertionError(
+            f"Too many mismatched elements: {num_mismatched} > {allowed} "
+            f"({max_mismatched_ratio * 100:.2f}% allowed, but get {num_mismatched / total * 100:.2f}%)."
+            f"\nFirst mismatch at index {idx}: lhs={av:.6f}, rhs={bv:.6f}, abs_diff={abs(av - bv):.6f}"
+            f"\nGreatest absolute difference: {np.nanmax(diff)}, "
+            f"Greatest relative difference: {np.nanmax(diff / (np.abs(b_np) + 1e-12))}"
+            f"\n{base_name}: {tensor_a}\n{ref_name}: {tensor_b}"
+        )
+    return True

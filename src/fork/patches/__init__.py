@@ -25,6 +25,18 @@ SERIES = [
     "0005_route_cython_adapter_devices",
     # Paddle output allocation; TypeError instead of SIGSEGV for non-tensor buffers.
     "0006_route_cython_launcher",
+    # dtype.as_torch yields Paddle dtypes; clear errors for dtypes Paddle lacks.
+    "0007_map_dtypes_to_paddle",
+    # Tensor supply and assert_close implemented with Paddle kernels that exist.
+    "0008_supply_paddle_tensors",
+    # do_bench: shim + wall-clock timing on CPU-only Paddle.
+    "0009_shim_torch_profiler_bench",
+    # Profiler: synchronize/torch.device through the shim.
+    "0010_shim_torch_profiler",
+    # tvm_ffi adapter (CUDA default): Paddle output allocation through the shim.
+    "0011_shim_torch_tvm_ffi_adapter",
+    # nvrtc adapter: same, import-checked only (needs cuda-python).
+    "0012_shim_torch_nvrtc_adapter",
 ]
 
 

@@ -1,0 +1,98 @@
+"""What patched upstream modules call ``torch``: Paddle's proxy plus the names it lacks.
+
+Paddle's torch proxy (``paddle.enable_compat``) maps ``torch.X`` to ``paddle.X``.
+A few names upstream TileLang relies on do not survive that mapping in Paddle
+3.3: ``torch.device`` is a module (neither callable nor a type), and
+``torch.cuda.synchronize``/``torch.cuda.device`` fail on a CPU-only build
+where upstream expects them to be harmless. Patches rebind ``torch`` in
+selected upstream modules to :func:`wrap` of the proxy; every other attribute
+passes through unchanged, and nothing outside those modules is affected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import paddle
+
+from . import device as _device
+from .device import DeviceSpec
+
+
+class _DeviceMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, (DeviceSpec, paddle.device.Device))
+
+
+class device(metaclass=_DeviceMeta):  # noqa: N801 - mirrors torch.device
+    """``torch.device(spec[, index])`` -> :class:`DeviceSpec`; ``isinstance`` accepts Paddle devices too."""
+
+    def __new__(cls, spec, index: int | None = None) -> DeviceSpec:  # type: ignore[misc]
+        if isinstance(spec, DeviceSpec):
+            return spec
+        if isinstance(spec, int):
+            return DeviceSpec("cuda", spec)
+        return _device.expected_device(str(spec), index)
+
+
+def _gpu_count() -> int:
+    return paddle.device.cuda.device_count() if _device.CUDA_BUILD else 0
+
+
+class _Cuda:
+    """``torch.cuda`` with CPU-safe synchronize/device and the private names upstream probes."""
+
+    def __init__(self, proxy_cuda):
+        self._proxy = proxy_cuda
+
+    def __getattr__(self, name):
+        return getattr(self._proxy, name)
+
+    @staticmethod
+    def is_available() -> bool:
+        return _gpu_count() > 0
+
+    @staticmethod
+    def synchronize(device=None) -> None:
+        # A CPU kernel is synchronous: nothing to wait for without a GPU.
+        if _gpu_count() > 0:
+            _device.synchronize(device)
+
+    @staticmethod
+    def device(dev):
+        if _gpu_count() == 0:
+            return contextlib.nullcontext()
+        spec = _device.device_of(dev)
+        return paddle.cuda.device(spec.index if spec.index is not None else _device.current_device_index())
+
+    @staticmethod
+    def current_device() -> int:
+        return _device.current_device_index()
+
+    @staticmethod
+    def _lazy_init() -> None:
+        pass  # Paddle initialises CUDA itself
+
+
+def empty(*size, dtype=None, device=None, **_ignored):
+    """``torch.empty(*size, dtype=, device=)`` on the given device; every Paddle dtype (see tensors.empty)."""
+    from .tensors import empty as _empty
+
+    shape = list(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else list(size)
+    return _empty(shape, dtype if dtype is not None else paddle.float32, device if device is not None else "cpu")
+
+
+class _Torch:
+    def __init__(self, proxy):
+        self._proxy = proxy
+        self.device = device
+        self.empty = empty
+        self.cuda = _Cuda(proxy.cuda)
+
+    def __getattr__(self, name):
+        return getattr(self._proxy, name)
+
+
+def wrap(proxy):
+    """Return ``proxy`` (Paddle's ``torch``) with the names above fixed; idempotent."""
+    return proxy if isinstance(proxy, _Torch) else _Torch(proxy)
