@@ -80,6 +80,11 @@ def from_paddle(pd_dtype) -> str:
         raise TypeError(f"{pd_dtype!r} is not a Paddle dtype TileLang supports; supported: {', '.join(paddle_dtypes())}") from None
 
 
+def name(pd_dtype) -> str:
+    """Readable name of a Paddle dtype for messages (``uint16`` stays ``uint16``)."""
+    return _FROM_PADDLE.get(pd_dtype, str(pd_dtype)) if pd_dtype is not None else "None"
+
+
 def as_torch(self):
     """Replacement for upstream's ``tilelang.language.dtypes.dtype.as_torch`` (returns a Paddle dtype)."""
     return to_paddle(self)

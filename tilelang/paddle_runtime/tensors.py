@@ -16,8 +16,10 @@ import paddle
 from .device import current_device, device_of
 from .dtypes import to_paddle
 
-# Paddle 3.3 CPU has no `empty` kernel for these; allocate the same-width signed type and view it.
-_VIEW_ALLOC = {paddle.uint32: paddle.int32, paddle.uint64: paddle.int64}
+# Allocate the same-width signed type and view it: Paddle 3.3 CPU has no `empty`
+# kernel for uint32/uint64, and `paddle.empty(dtype=paddle.uint16)` silently
+# returns a bfloat16 tensor.
+_VIEW_ALLOC = {paddle.uint16: paddle.int16, paddle.uint32: paddle.int32, paddle.uint64: paddle.int64}
 
 
 @functools.lru_cache(maxsize=64)

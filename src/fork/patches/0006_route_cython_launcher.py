@@ -19,9 +19,13 @@ SCALAR = "            elif isinstance(tensor, (int, float, bool)):\n"
 PATCH = Patch(
     name="0006_route_cython_launcher",
     file="tilelang/jit/adapter/cython/cython_wrapper.pyx",
-    reason="allocate outputs with Paddle on the inputs' device; TypeError instead of SIGSEGV for non-tensors",
+    reason="allocate outputs with Paddle on the inputs' device; TypeError instead of SIGSEGV; readable dtype errors",
     edits=(
-        Edit("import torch\n", "import torch\nfrom tilelang.paddle_runtime import arguments as _arguments, tensors as _tensors\n"),
+        Edit("import torch\n",
+             "import torch\nfrom tilelang.paddle_runtime import arguments as _arguments, dtypes as _dtypes, tensors as _tensors\n"),
+        # str(paddle.uint16) prints "paddle.bfloat16": name dtypes by identity in the message.
+        Edit('f"expected {torch_dtype}, got {tensor.dtype}"',
+             'f"expected {_dtypes.name(torch_dtype)}, got {_dtypes.name(tensor.dtype)}"'),
         Edit("tensor_list[i] = torch.empty(*shape, dtype=dtype, device=device)",
              "tensor_list[i] = _tensors.empty(shape, dtype, device)"),
         Edit(
