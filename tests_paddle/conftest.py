@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -22,10 +23,18 @@ if str(ROOT) not in sys.path:
 
 
 def run_python(code: str, env: dict | None = None, timeout: int = 300, cwd: str | None = None) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter (import-time and crash-prone cases)."""
+    """Run ``code`` in a fresh interpreter (import-time and crash-prone cases).
+
+    The code goes through a real file: TileLang reads kernel sources with ``inspect``.
+    """
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          env=full_env, timeout=timeout, cwd=cwd or str(ROOT / "tests_paddle"))
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(textwrap.dedent(code))
+    try:
+        return subprocess.run([sys.executable, f.name], capture_output=True, text=True,
+                              env=full_env, timeout=timeout, cwd=cwd or tempfile.gettempdir())
+    finally:
+        os.unlink(f.name)
 
 
 @pytest.fixture(scope="session")

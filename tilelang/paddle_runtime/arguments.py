@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
+# Upstream passes None for a buffer as a NULL pointer, which crashes any kernel
+# that reads it. We refuse it unless TILELANG_PADDLE_ALLOW_NULL_BUFFERS=1 (for
+# kernels written to check their pointers). Read once: this is the call path.
+ALLOW_NULL_BUFFERS = os.environ.get("TILELANG_PADDLE_ALLOW_NULL_BUFFERS", "0") == "1"
+
 
 def param_name(buffer_index_map: dict | None, index: int) -> str:
     """Name of parameter ``index`` from upstream's ``{name: (index, ...)}`` maps."""

@@ -4,9 +4,11 @@ File: tilelang/jit/adapter/cython/cython_wrapper.pyx (compiled by our CMake
 into tilelang/lib/tilelang_cython_wrapper.abi3.so). Upstream allocates outputs
 with ``torch.empty(*shape, dtype=, device=)``, a signature Paddle's proxy does
 not take with torch devices; and a Python int passed for a buffer parameter is
-turned into a raw pointer, so the kernel dereferences it and the process dies
-with SIGSEGV. We allocate through ``tilelang.paddle_runtime.tensors.empty`` on
-the inputs' device and raise a TypeError naming the parameter instead.
+turned into a raw pointer (None into NULL), so the kernel dereferences it and
+the process dies with SIGSEGV. We allocate through ``tilelang.paddle_runtime.tensors.empty`` on
+the inputs' device and raise a TypeError naming the parameter instead
+(``TILELANG_PADDLE_ALLOW_NULL_BUFFERS=1`` keeps upstream's None-as-NULL for
+kernels that check their pointers).
 Forwarded: no (the SIGSEGV is an upstream bug worth reporting). Checked against:
 0.1.15 (0.1.14 differs). Drop when: never for the allocation; the TypeError when upstream
 validates argument kinds itself.
@@ -15,6 +17,7 @@ validates argument kinds itself.
 from ..patching import Edit, Patch
 
 SCALAR = "            elif isinstance(tensor, (int, float, bool)):\n"
+NONE = "            elif tensor is None:\n"
 
 PATCH = Patch(
     name="0006_route_cython_launcher",
@@ -31,6 +34,11 @@ PATCH = Patch(
         Edit(
             SCALAR,
             SCALAR + "                if i in self.ptr_map and _arguments.is_buffer(self.buffer_dtype_map, i):\n"
+            "                    raise _arguments.not_a_tensor(self.buffer_dtype_map, self.params, i, tensor)\n",
+        ),
+        Edit(
+            NONE,
+            NONE + "                if not _arguments.ALLOW_NULL_BUFFERS and _arguments.is_buffer(self.buffer_dtype_map, i):\n"
             "                    raise _arguments.not_a_tensor(self.buffer_dtype_map, self.params, i, tensor)\n",
         ),
         Edit('raise ValueError(f"Unsupported tensor type: {type(tensor)}")',
