@@ -77,12 +77,17 @@ def _toolkit_candidates(root: str, majors: tuple[str, ...]) -> list[tuple[str, s
     return out
 
 
-def candidates(cuda_major: str | None, site_dirs: list[str], environ=os.environ) -> list[tuple[str, str, bool]]:
+SYSTEM_ROOTS = ("/usr/local/cuda",)
+LOADER_NAMES = tuple(f"libcudart.so.{m}" for m in _MAJORS) + ("libcudart.so",)
+
+
+def candidates(cuda_major: str | None, site_dirs: list[str], environ=os.environ,
+               system_roots=SYSTEM_ROOTS, loader_names=LOADER_NAMES) -> list[tuple[str, str, bool]]:
     """Ordered ``(path or soname, reason, promote_only)`` candidates; see the module docstring."""
     out: list[tuple[str, str, bool]] = []
     if environ.get(ENV_CUDART):
         out.append((environ[ENV_CUDART], f"${ENV_CUDART}", False))
-    out += [(p, "already mapped by this process (Paddle's copy), promoted to RTLD_GLOBAL", True) for p in mapped_cudart()]
+    out += [(p, "already mapped in this process (e.g. Paddle's own copy), promoted to RTLD_GLOBAL", True) for p in mapped_cudart()]
     majors = _ordered_majors(cuda_major)
     for site in site_dirs:
         layouts = {"13": os.path.join(site, "nvidia", "cu13", "lib", "libcudart.so.13"),
@@ -91,9 +96,10 @@ def candidates(cuda_major: str | None, site_dirs: list[str], environ=os.environ)
     for var in ("CUDA_HOME", "CUDA_PATH"):
         if environ.get(var):
             out += [(p, f"${var} ({why})", False) for p, why in _toolkit_candidates(environ[var], majors)]
-    out += [(p, why, False) for p, why in _toolkit_candidates("/usr/local/cuda", majors)]
-    out += [(f"libcudart.so.{m}", "dynamic loader search", False) for m in majors]
-    out.append(("libcudart.so", "dynamic loader search", False))
+    for root in system_roots:
+        out += [(p, why, False) for p, why in _toolkit_candidates(root, majors)]
+    by_major = sorted(loader_names, key=lambda n: (n.rsplit(".", 1)[-1] not in majors[:1], n == "libcudart.so"))
+    out += [(n, "dynamic loader search", False) for n in by_major]
     # Drop duplicates (CUDA_HOME is often /usr/local/cuda), keeping the first reason.
     seen, unique = set(), []
     for path, why, promote in out:
@@ -114,13 +120,16 @@ def _try_load(path: str, promote_only: bool) -> ctypes.CDLL:
     return handle
 
 
-def preload(cuda_major: str | None, cuda_build: bool, site_dirs: list[str], environ=os.environ) -> PreloadResult:
-    """Load libcudart with RTLD_GLOBAL once per process; later calls return the first result."""
+def preload(cuda_major: str | None, cuda_build: bool, site_dirs: list[str], environ=os.environ, **where) -> PreloadResult:
+    """Load libcudart with RTLD_GLOBAL once per process; later calls return the first success.
+
+    ``where`` (``system_roots``, ``loader_names``) narrows the search, for tests.
+    """
     global _RESULT
     if _RESULT is not None and _RESULT.path is not None:
         return _RESULT
     result = PreloadResult()
-    for path, why, promote in candidates(cuda_major, site_dirs, environ):
+    for path, why, promote in candidates(cuda_major, site_dirs, environ, **where):
         try:
             result.handle = _try_load(path, promote)
         except OSError as exc:
