@@ -1,9 +1,16 @@
 """The Paddle control plane of tilelang-paddle.
 
-Everything upstream TileLang asked of PyTorch at run time, answered by Paddle:
-libcudart preload (:mod:`.preload`), import set-up (:mod:`.bootstrap`), device
-and stream (:mod:`.device`), dtypes (:mod:`.dtypes`), tensor creation
-(:mod:`.tensors`). Upstream files reach it only through the patches in
-``src/fork/patches``. ``python -m tilelang.paddle_runtime doctor`` prints the
-state of an install.
+Everything upstream TileLang asked of PyTorch at run time, answered by Paddle,
+one module per concern:
+
+- :mod:`.bootstrap`  import set-up: Paddle version check, torch-proxy scope, preload
+- :mod:`.preload`    libcudart into the global symbol namespace
+- :mod:`.device`     current device and stream (the only module asking Paddle)
+- :mod:`.dtypes`     TileLang <-> Paddle dtypes, by identity
+- :mod:`.tensors`    output allocation, test-input supply, assert_close
+- :mod:`.arguments`  errors for bad kernel arguments
+- :mod:`.torch_shim` the torch names Paddle's proxy lacks, for patched modules
+- :mod:`.doctor`     ``tilelang-paddle doctor``
+
+Upstream files reach it only through the patches in ``src/fork/patches``.
 """

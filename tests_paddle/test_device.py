@@ -1,0 +1,60 @@
+"""The device/stream seam and the torch shim, on a CPU Paddle (GPU cases: test_gpu.py)."""
+
+import paddle
+import pytest
+
+import tilelang  # noqa: F401 - sets up the control plane
+from tilelang.jit.adapter.base import BaseKernelAdapter
+from tilelang.paddle_runtime import device
+from tilelang.paddle_runtime.device import DeviceSpec
+from tilelang.paddle_runtime.torch_shim import device as torch_device, wrap
+
+
+def test_device_of_tensors_places_and_strings():
+    t = paddle.randn([3])
+    assert device.device_of(t) == DeviceSpec("cpu")
+    assert device.device_of(t.device) == DeviceSpec("cpu")  # paddle.device.Device (a str)
+    assert device.device_of("gpu:1") == DeviceSpec("cuda", 1)
+    assert device.device_of("cuda") == DeviceSpec("cuda", None)
+    assert device.device_of(2) == DeviceSpec("cuda", 2)
+    assert str(DeviceSpec("cuda", 1)) == "cuda:1" and str(DeviceSpec("cuda")) == "cuda"
+
+
+@pytest.mark.skipif(paddle.is_compiled_with_cuda(), reason="checks the CPU-only build's behaviour")
+def test_cpu_build_never_touches_cuda():
+    # On a CPU build the raw-stream accessor would segfault; the seam must return 0 without calling it.
+    assert device.CUDA_BUILD is False
+    assert device.stream_of(paddle.randn([2])) == 0
+    assert device.stream_of(DeviceSpec("cuda", 0)) == 0
+    assert device.stream_functor(DeviceSpec("cuda", 1))() == 0
+    assert device.current_device() == DeviceSpec("cpu")
+    with pytest.raises(RuntimeError, match="Paddle sees no CUDA device"):
+        device.synchronize()
+
+
+def test_adapters_use_the_seam():
+    assert BaseKernelAdapter.get_current_stream_functor is device.stream_functor
+    assert BaseKernelAdapter.get_current_device_functor is device.device_functor
+    assert BaseKernelAdapter.get_current_device_functor()() == device.current_device()
+
+
+def test_torch_shim_device_is_callable_and_a_type():
+    d = torch_device("cuda", 1)
+    assert d == DeviceSpec("cuda", 1) and d.type == "cuda" and d.index == 1
+    assert torch_device("cuda:3").index == 3 and torch_device("cpu").type == "cpu"
+    assert isinstance(d, torch_device) and isinstance(paddle.randn([1]).device, torch_device)
+    assert not isinstance("cuda", torch_device)
+
+
+def test_torch_shim_passes_everything_else_through():
+    from tilelang.profiler import bench  # a patched upstream module: its `torch` is the shim
+
+    shim = bench.torch
+    assert type(shim._proxy).__name__ == "ProxyModule"  # Paddle's real torch proxy underneath
+    assert wrap(shim) is shim
+    assert shim.float16 is paddle.float16
+    shim.cuda.synchronize()  # no GPU: a CPU kernel is synchronous, nothing to wait for
+    out = shim.empty(2, 3, dtype=paddle.uint64, device="cpu")
+    assert out.dtype is paddle.uint64 and out.shape == [2, 3]
+    out16 = shim.empty((4,), dtype=paddle.uint16)
+    assert out16.dtype is paddle.uint16  # paddle.empty alone would hand back bfloat16
