@@ -46,16 +46,35 @@ def expected_device(spec: str, index: int | None = None) -> DeviceSpec:
     return DeviceSpec(kind, int(idx) if idx else index)
 
 
+_CPU = DeviceSpec("cpu")
+_GPUS: dict[int, DeviceSpec] = {}
+_Tensor = paddle.Tensor
+
+
+def _gpu(index: int) -> DeviceSpec:
+    spec = _GPUS.get(index)
+    if spec is None:
+        spec = _GPUS[index] = DeviceSpec("cuda", index)
+    return spec
+
+
 def device_of(obj) -> DeviceSpec:
-    """The device of a Paddle tensor, a ``paddle.device.Device``/str, an int or a DeviceSpec."""
+    """The device of a Paddle tensor, a ``paddle.device.Device``/str, an int or a DeviceSpec.
+
+    On the call path (once per tensor argument): tensors are tested first and
+    the result is a shared DeviceSpec, so no object is built per call.
+    """
+    if isinstance(obj, _Tensor):
+        place = obj.place
+        # Place.gpu_device_id() is 0 for CPU tensors: ask is_gpu_place() first.
+        return _gpu(place.gpu_device_id()) if place.is_gpu_place() else _CPU
     if isinstance(obj, DeviceSpec):
         return obj
     if isinstance(obj, int):
-        return DeviceSpec("cuda", obj)
+        return _gpu(obj)
     place = getattr(obj, "place", None)
     if place is not None:
-        # Place.gpu_device_id() is 0 for CPU tensors: ask is_gpu_place() first.
-        return DeviceSpec("cuda", place.gpu_device_id()) if place.is_gpu_place() else DeviceSpec("cpu")
+        return _gpu(place.gpu_device_id()) if place.is_gpu_place() else _CPU
     if obj is None:
         return current_device()
     return expected_device(str(obj))

@@ -39,14 +39,25 @@ def _gpu_count() -> int:
     return paddle.device.cuda.device_count() if _device.CUDA_BUILD else 0
 
 
-class _Cuda:
-    """``torch.cuda`` with CPU-safe synchronize/device and the private names upstream probes."""
+class _Cached:
+    """Attribute pass-through that remembers each lookup.
 
-    def __init__(self, proxy_cuda):
-        self._proxy = proxy_cuda
+    Paddle's proxy resolves every ``torch.X`` in Python (microseconds each);
+    the launcher touches ``torch.Tensor`` and a dozen dtypes per call, so each
+    name is resolved once and then read from the instance dict.
+    """
+
+    def __init__(self, proxy):
+        self._proxy = proxy
 
     def __getattr__(self, name):
-        return getattr(self._proxy, name)
+        value = getattr(self._proxy, name)
+        setattr(self, name, value)
+        return value
+
+
+class _Cuda(_Cached):
+    """``torch.cuda`` with CPU-safe synchronize/device and the private names upstream probes."""
 
     @staticmethod
     def is_available() -> bool:
@@ -82,15 +93,12 @@ def empty(*size, dtype=None, device=None, **_ignored):
     return _empty(shape, dtype if dtype is not None else paddle.float32, device if device is not None else "cpu")
 
 
-class _Torch:
+class _Torch(_Cached):
     def __init__(self, proxy):
-        self._proxy = proxy
+        super().__init__(proxy)
         self.device = device
         self.empty = empty
         self.cuda = _Cuda(proxy.cuda)
-
-    def __getattr__(self, name):
-        return getattr(self._proxy, name)
 
 
 def wrap(proxy):
