@@ -44,7 +44,13 @@ def gemm_cuda(M, N, K, block_M=128, block_N=128, block_K=32, dtype="float16", ac
 
 
 def gemm_cpu(M, N, K, block_M=32, block_N=32, block_K=32, dtype="float32"):
-    """The same tiling for TileLang's C target: one program per output tile, a local accumulator."""
+    """The same tiling for TileLang's C target: one program per output tile, a local accumulator.
+
+    The loops do no bounds checks, so the sizes must be multiples of the blocks.
+    """
+    for name, size, block in (("M", M, block_M), ("N", N, block_N), ("K", K, block_K)):
+        if size % block:
+            raise ValueError(f"gemm_cpu: {name}={size} must be a multiple of its block size {block}")
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):

@@ -18,8 +18,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.append(str(ROOT))
+# The repo root for src.fork; examples/ so tests run the quickstart's own kernels.
+for extra in (ROOT, ROOT / "examples"):
+    if str(extra) not in sys.path:
+        sys.path.append(str(extra))
 
 
 def run_python(code: str, env: dict | None = None, timeout: int = 300, cwd: str | None = None) -> subprocess.CompletedProcess:

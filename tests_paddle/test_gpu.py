@@ -8,29 +8,12 @@ import paddle
 import pytest
 
 import tilelang
-import tilelang.language as T
+from quickstart import gemm_cuda as matmul  # the quickstart's own kernel
 from tilelang.paddle_runtime import device
 
 HAS_GPU = paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
 pytestmark = pytest.mark.skipif(not HAS_GPU, reason="Paddle sees no GPU (CPU-only Paddle build or no CUDA device)")
 two_gpus = pytest.mark.skipif(HAS_GPU and paddle.device.cuda.device_count() < 2, reason="needs 2 GPUs")
-
-
-def matmul(M, N, K, block_M=64, block_N=64, block_K=32, dtype="float16", accum_dtype="float32"):
-    @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
-            A_shared = T.alloc_shared((block_M, block_K), dtype)
-            B_shared = T.alloc_shared((block_K, block_N), dtype)
-            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
-            T.clear(C_local)
-            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
-                T.copy(A[by * block_M, ko * block_K], A_shared)
-                T.copy(B[ko * block_K, bx * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local)
-            T.copy(C_local, C[by * block_M, bx * block_N])
-
-    return main
 
 
 def _inputs(place, M=256, N=256, K=128):

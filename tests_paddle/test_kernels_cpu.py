@@ -11,6 +11,7 @@ import pytest
 
 import tilelang
 import tilelang.language as T
+from quickstart import gemm_cpu as tiled_gemm  # the quickstart's own CPU kernel
 
 CPU = dict(target="c", execution_backend="cython")
 RNG = np.random.default_rng()
@@ -18,22 +19,6 @@ RNG = np.random.default_rng()
 # dtypes TileLang's C target compiles (upstream: bool fails in g++, uint32 is
 # rejected by codegen, bfloat16/float8 have no C type).
 C_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint64", "float16", "float32", "float64"]
-
-
-def tiled_gemm(M, N, K, bm=16, bn=16, bk=16, dtype="float32"):
-    @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm)) as (bx, by):
-            acc = T.alloc_local((bm, bn), dtype)
-            for i, j in T.grid(bm, bn):
-                acc[i, j] = 0
-            for ko in T.serial(T.ceildiv(K, bk)):
-                for i, k, j in T.grid(bm, bk, bn):
-                    acc[i, j] += A[by * bm + i, ko * bk + k] * B[ko * bk + k, bx * bn + j]
-            for i, j in T.grid(bm, bn):
-                C[by * bm + i, bx * bn + j] = acc[i, j]
-
-    return main
 
 
 def elementwise_add(N, dtype, block=8):
@@ -84,7 +69,7 @@ def sum_and_diff(N, dtype="float32"):
 
 @pytest.fixture(scope="module")
 def gemm():
-    return tilelang.compile(tiled_gemm(48, 32, 64), out_idx=[2], **CPU)
+    return tilelang.compile(tiled_gemm(48, 32, 64, 16, 16, 16), out_idx=[2], **CPU)
 
 
 def test_tiled_gemm_matches_numpy(gemm):
@@ -97,7 +82,7 @@ def test_tiled_gemm_matches_numpy(gemm):
 
 
 def test_caller_allocated_output():
-    kernel = tilelang.compile(tiled_gemm(48, 32, 64), **CPU)  # no out_idx: C is an argument
+    kernel = tilelang.compile(tiled_gemm(48, 32, 64, 16, 16, 16), **CPU)  # no out_idx: C is an argument
     a, b = paddle.randn([48, 64]), paddle.randn([64, 32])
     c = paddle.full([48, 32], float("nan"))
     kernel(a, b, c)
@@ -173,3 +158,8 @@ def test_do_bench_wall_backend_on_cpu():
     a = paddle.randn([64, 64])
     ms = do_bench(lambda: paddle.matmul(a, a), backend="wall", _n_warmup=1, _n_repeat=5)
     assert 0 < ms < 1_000
+
+
+def test_quickstart_cpu_gemm_rejects_ragged_sizes():
+    with pytest.raises(ValueError, match="gemm_cpu: M=48 must be a multiple of its block size 32"):
+        tiled_gemm(48, 32, 64)
