@@ -90,3 +90,16 @@ def test_assert_close_accepts_near_and_reports_far():
     with pytest.raises(AssertionError, match="attribute 'dtype'"):
         torch_assert_close(a, a.astype("float64"))
     assert torch_assert_close(a.astype("bfloat16"), a.astype("bfloat16"))
+
+
+def test_testing_helpers_on_paddle():
+    import tilelang.testing
+
+    tilelang.testing.set_random_seed(1234)
+    a = paddle.randn([16])
+    tilelang.testing.set_random_seed(1234)
+    b = paddle.randn([16])
+    np.testing.assert_array_equal(a.numpy(), b.numpy())  # the seed reaches Paddle's generator
+    assert tilelang.testing.torch_assert_close(a, b)
+    with pytest.raises(AssertionError, match="Too many mismatched elements"):
+        tilelang.testing.torch_assert_close(a, b + 1.0, max_mismatched_ratio=0.0)
