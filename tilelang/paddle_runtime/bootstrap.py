@@ -41,7 +41,8 @@ def require_paddle():
         raise ImportError(f"tilelang-paddle needs PaddlePaddle, which is not installed ({exc}).\n{_INSTALL_HINT}") from None
     version = getattr(paddle, "__version__", "0.0.0")
     # Paddle's develop builds report 0.0.0; they have the compat API we need.
-    if version != "0.0.0" and _parse_version(version) < MIN_PADDLE or not hasattr(paddle, "enable_compat"):
+    too_old = version != "0.0.0" and _parse_version(version) < MIN_PADDLE
+    if too_old or not hasattr(paddle, "enable_compat"):
         raise ImportError(
             f"tilelang-paddle needs PaddlePaddle >= {MIN_PADDLE[0]}.{MIN_PADDLE[1]} "
             f"(for paddle.enable_compat), found {version}.\n{_INSTALL_HINT}"
