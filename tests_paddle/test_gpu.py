@@ -43,8 +43,10 @@ def test_cuda_gemm_matches_paddle_matmul(gemm):
 def test_device_index_follows_the_tensors_on_gpu1(gemm):
     paddle.set_device("gpu:0")  # expected place says 0; the tensors say 1
     a, b = _inputs(paddle.CUDAPlace(1))
+    paddle.ones([1]).sum()  # a Paddle op on gpu:0 leaves the CUDA runtime's current device at 0
     c = gemm(a, b)
     assert c.place.is_gpu_place() and c.place.gpu_device_id() == 1
+    assert device.stream_of(a) == device.raw_stream(1)
     _check(c, a, b)
 
 

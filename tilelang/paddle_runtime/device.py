@@ -10,13 +10,15 @@ Device rules:
   (``Tensor.place``), never a hard-coded 0: Paddle's "expected place"
   (``paddle.set_device``) is only used when the call has no tensor at all.
 - The stream is Paddle's current stream *on that device*, which honors
-  ``paddle.device.stream_guard``.
+  ``paddle.device.stream_guard``; that device is also made the CUDA runtime's
+  current device for the launch (compiled kernels launch on the current one).
 - On a CPU-only Paddle build nothing CUDA is ever called (one of the stream
   accessors segfaults there); the stream is 0.
 """
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -128,11 +130,51 @@ def stream_of(device) -> int:
     return raw_stream(spec.index if spec.index is not None else current_device_index())
 
 
+def _bind_select_gpu() -> Callable[[int], None]:
+    """``select_gpu(index)``: make GPU ``index`` the CUDA runtime's current device.
+
+    Kernels compiled by TileLang launch on the runtime's current device. Paddle
+    sets that device before each of its own ops from the *expected place*, so
+    after ``paddle.set_device("gpu:0")`` a kernel fed tensors on gpu:1 would
+    launch on GPU 0. We call cudaGetDevice/cudaSetDevice of the libcudart the
+    preload made global (the copy the kernels resolve against). Leaving the
+    device switched is safe for Paddle: its ops set the device themselves.
+    """
+    from .preload import last_result
+
+    result = last_result()
+    lib = result.handle if result is not None else None
+    if lib is None:
+        return lambda index: None
+    get_device, set_device = lib.cudaGetDevice, lib.cudaSetDevice
+    current = ctypes.c_int(-1)
+    current_ref = ctypes.byref(current)
+
+    def select_gpu(index: int) -> None:
+        if get_device(current_ref) != 0 or current.value != index:
+            set_device(index)
+
+    return select_gpu
+
+
+_select_gpu: Callable[[int], None] | None = None
+
+
+def launch_stream(index: int) -> int:
+    """Select GPU ``index`` for the launch and return Paddle's current stream on it."""
+    global _select_gpu
+    if _select_gpu is None:
+        _select_gpu = _bind_select_gpu()
+    _select_gpu(index)
+    return raw_stream(index)
+
+
 def stream_functor(device=None) -> Callable[[], int]:
     """Thunk returning the current stream of ``device``, evaluated at call time.
 
     Replaces ``BaseKernelAdapter.get_current_stream_functor``: capture once per
-    kernel, evaluate per call, so ``stream_guard`` is honored.
+    kernel, evaluate per call, so ``stream_guard`` is honored. For a concrete
+    GPU it also makes that GPU current for the launch (see ``_bind_select_gpu``).
     """
     if not CUDA_BUILD:
         return lambda: 0
@@ -144,7 +186,7 @@ def stream_functor(device=None) -> Callable[[], int]:
     if spec.index is None:
         return lambda: raw_stream(current_device_index())
     index = spec.index
-    return lambda: raw_stream(index)
+    return lambda: launch_stream(index)
 
 
 def device_functor() -> Callable[[], DeviceSpec]:
