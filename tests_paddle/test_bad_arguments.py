@@ -75,3 +75,32 @@ def test_cpu_tensors_to_a_cuda_kernel_are_refused():
         proc = run_python(code.replace("{call}", call), timeout=600)
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert "RAISED RuntimeError" in proc.stdout and expected in proc.stdout, proc.stdout[-2000:]
+
+
+def test_null_buffers_opt_in_restores_upstream_none_as_null():
+    """With TILELANG_PADDLE_ALLOW_NULL_BUFFERS=1, None reaches the kernel as NULL (here: an unused B)."""
+    code = """
+import numpy as np, paddle, tilelang
+import tilelang.language as T
+tilelang.set_log_level("WARNING")
+
+def copy_a(N, dtype="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype), C: T.Tensor((N,), dtype)):
+        with T.Kernel(1) as _:
+            for i in T.serial(N):
+                C[i] = A[i]
+    return main
+
+kernel = tilelang.compile(copy_a(16), out_idx=[2], target="c", execution_backend="cython")
+a = paddle.randn([16])
+try:
+    c = kernel(a, None)
+    print("OK", bool(np.array_equal(c.numpy(), a.numpy())))
+except TypeError as exc:
+    print("RAISED", exc)
+"""
+    refused = run_python(code)
+    assert "RAISED kernel argument 1 (B): expected a paddle.Tensor" in refused.stdout, refused.stderr[-2000:]
+    allowed = run_python(code, env={"TILELANG_PADDLE_ALLOW_NULL_BUFFERS": "1"})
+    assert "OK True" in allowed.stdout, allowed.stderr[-2000:]

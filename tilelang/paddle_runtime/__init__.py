@@ -10,6 +10,8 @@ one module per concern:
 - :mod:`.tensors`    output allocation, test-input supply, assert_close
 - :mod:`.arguments`  errors for bad kernel arguments
 - :mod:`.torch_shim` the torch names Paddle's proxy lacks, for patched modules
+- :mod:`.dlpack`     zero-copy Paddle <-> tvm-ffi tensors for user code
+- :mod:`.settings`   the ``TILELANG_PADDLE_*`` variables read at run time
 - :mod:`.doctor`     ``tilelang-paddle doctor``
 
 Upstream files reach it only through the patches in ``src/fork/patches``.

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
+from . import settings
 
 # Upstream passes None for a buffer as a NULL pointer, which crashes any kernel
 # that reads it. We refuse it unless TILELANG_PADDLE_ALLOW_NULL_BUFFERS=1 (for
 # kernels written to check their pointers). Read once: this is the call path.
-ALLOW_NULL_BUFFERS = os.environ.get("TILELANG_PADDLE_ALLOW_NULL_BUFFERS", "0") == "1"
+ALLOW_NULL_BUFFERS = settings.allow_null_buffers()
 
 
 def param_name(buffer_index_map: dict | None, index: int) -> str:

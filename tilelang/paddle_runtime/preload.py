@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 logger = logging.getLogger("tilelang.paddle_runtime")
 
-ENV_CUDART = "TILELANG_PADDLE_CUDART"
+from .settings import CUDART as ENV_CUDART
 _MAJORS = ("13", "12")
 
 

@@ -1,0 +1,20 @@
+"""Every ``TILELANG_PADDLE_*`` variable read at run time, with its default and meaning.
+
+(Build-time variables, ``TILELANG_PADDLE_UPSTREAM_WHEEL`` and
+``TILELANG_PADDLE_CACHE``, live with the build in ``src/fork/pin.py``.)
+"""
+
+from __future__ import annotations
+
+import os
+
+#: Path of the libcudart to preload ahead of every other candidate (see :mod:`.preload`).
+CUDART = "TILELANG_PADDLE_CUDART"
+
+#: "1" restores upstream's None-as-NULL-pointer for tensor parameters, for kernels
+#: that check their pointers; by default None for a tensor parameter is a TypeError.
+ALLOW_NULL_BUFFERS = "TILELANG_PADDLE_ALLOW_NULL_BUFFERS"
+
+
+def allow_null_buffers(environ=os.environ) -> bool:
+    return environ.get(ALLOW_NULL_BUFFERS, "0") == "1"
