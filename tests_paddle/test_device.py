@@ -17,6 +17,8 @@ def test_device_of_tensors_places_and_strings():
     assert device.device_of("gpu:1") == DeviceSpec("cuda", 1)
     assert device.device_of("cuda") == DeviceSpec("cuda", None)
     assert device.device_of(2) == DeviceSpec("cuda", 2)
+    assert device.device_of(paddle.CPUPlace()) == DeviceSpec("cpu")
+    assert device.device_of(t.place) == DeviceSpec("cpu")
     assert str(DeviceSpec("cuda", 1)) == "cuda:1" and str(DeviceSpec("cuda")) == "cuda"
 
 

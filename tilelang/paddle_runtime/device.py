@@ -51,6 +51,7 @@ def expected_device(spec: str, index: int | None = None) -> DeviceSpec:
 _CPU = DeviceSpec("cpu")
 _GPUS: dict[int, DeviceSpec] = {}
 _Tensor = paddle.Tensor
+_Place = paddle.base.libpaddle.Place
 
 
 def _gpu(index: int) -> DeviceSpec:
@@ -74,6 +75,8 @@ def device_of(obj) -> DeviceSpec:
         return obj
     if isinstance(obj, int):
         return _gpu(obj)
+    if isinstance(obj, _Place):  # CUDAPlace/CPUPlace subclass Place
+        return _gpu(obj.gpu_device_id()) if obj.is_gpu_place() else _CPU
     place = getattr(obj, "place", None)
     if place is not None:
         return _gpu(place.gpu_device_id()) if place.is_gpu_place() else _CPU
@@ -86,8 +89,8 @@ def current_device() -> DeviceSpec:
     """Paddle's expected place (``paddle.set_device``), for calls with no tensor argument."""
     place = paddle.base.framework._current_expected_place_()
     if CUDA_BUILD and place.is_gpu_place():
-        return DeviceSpec("cuda", place.gpu_device_id())
-    return DeviceSpec("cpu")
+        return _gpu(place.gpu_device_id())
+    return _CPU
 
 
 def current_device_index() -> int:
