@@ -9,7 +9,7 @@ written into the patched file makes re-applying a no-op (idempotent).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 MARKER = "tilelang-paddle patch"
 
@@ -34,7 +34,6 @@ class Patch:
     forwarded: str = "no"  # upstream PR/issue URL, "no", or "not-needed"
     checked_against: tuple[str, ...] = ()  # upstream versions whose file it was written against
     drop_when: str = ""  # the condition under which the patch can be deleted
-    extra: dict = field(default_factory=dict)
 
     @property
     def marker(self) -> str:

@@ -29,8 +29,7 @@ def stage(out: Path) -> Path:
     out.mkdir(parents=True)
     with zipfile.ZipFile(wheel) as zf:
         zf.extractall(out)
-    # zipfile drops the executable bit; restore it from the archive's mode bits.
-    with zipfile.ZipFile(wheel) as zf:
+        # zipfile drops the executable bit; restore it from the archive's mode bits.
         for info in zf.infolist():
             mode = info.external_attr >> 16
             if mode:

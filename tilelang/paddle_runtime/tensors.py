@@ -72,6 +72,14 @@ def _floats(draw, shape, dtype, place):
     return paddle.to_tensor(values, place=place).astype(dtype)
 
 
+_FLOAT_DRAWS = {
+    "Uniform": lambda size: np.random.uniform(-1.0, 1.0, size),
+    # Upstream draws normal_(mean=-1.0, std=1.0); kept for identical distributions.
+    "Normal": lambda size: np.random.normal(-1.0, 1.0, size),
+    "Randn": np.random.standard_normal,
+}
+
+
 def _integer_rule(param, shape, dtype, place):
     if param.is_unsigned():
         return _ints(0, 3, shape, dtype, place)
@@ -100,22 +108,15 @@ def make_tensor(param, supply: str, device=None):
                 "likely you are trying to generate a random tensor with a dynamic symbolic shape."
             )
     shape = [int(d) for d in param.shape]
-    rng = np.random
     if supply == "Auto":
-        if dtype in (paddle.float16, paddle.float32, paddle.bfloat16) and not param.is_float8():
-            return _floats(lambda size: rng.uniform(-1.0, 1.0, size), shape, dtype, place)
-        return _integer_rule(param, shape, dtype, place)
-    if dtype == paddle.int8 and supply in ("Uniform", "Normal"):
-        return _ints(1, 2, shape, dtype, place)
+        floating = dtype in (paddle.float16, paddle.float32, paddle.bfloat16) and not param.is_float8()
+        supply = "Uniform" if floating else "Integer"
+    elif dtype == paddle.int8 and supply in ("Uniform", "Normal"):
+        supply = "One"  # upstream's rule for int8
+    if supply in _FLOAT_DRAWS:
+        return _floats(_FLOAT_DRAWS[supply], shape, dtype, place)
     if supply == "Integer":
         return _integer_rule(param, shape, dtype, place)
-    if supply == "Uniform":
-        return _floats(lambda size: rng.uniform(-1.0, 1.0, size), shape, dtype, place)
-    if supply == "Normal":
-        # Upstream draws normal_(mean=-1.0, std=1.0); kept for identical distributions.
-        return _floats(lambda size: rng.normal(-1.0, 1.0, size), shape, dtype, place)
-    if supply == "Randn":
-        return _floats(lambda size: rng.standard_normal(size), shape, dtype, place)
     if supply == "Zero":
         return _ints(0, 1, shape, dtype, place)
     if supply == "One":

@@ -17,6 +17,7 @@ import paddle
 
 from . import device as _device
 from .device import DeviceSpec
+from .tensors import empty as _empty
 
 
 class _DeviceMeta(type):
@@ -87,8 +88,6 @@ class _Cuda(_Cached):
 
 def empty(*size, dtype=None, device=None, **_ignored):
     """``torch.empty(*size, dtype=, device=)`` on the given device; every Paddle dtype (see tensors.empty)."""
-    from .tensors import empty as _empty
-
     shape = list(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else list(size)
     return _empty(shape, dtype if dtype is not None else paddle.float32, device if device is not None else "cpu")
 
