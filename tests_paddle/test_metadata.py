@@ -10,7 +10,7 @@ from email.parser import Parser
 from conftest import ROOT
 from packaging.requirements import Requirement
 
-DROPPED = {"torch", "torch-c-dlpack-ext"}
+from src.fork.bump import FRAMEWORK as DROPPED
 OURS_EXTRAS = {"cpu": {"paddlepaddle>=3.3"}}
 
 

@@ -1,9 +1,14 @@
-"""``python -m src.fork {list,check,stage}`` (run from the repository root).
+"""``python -m src.fork {list,check,stage,release,bump}`` (run from the repository root).
 
 list            the patch series in apply order, with each patch's reason
 check [VER]     check every patch's precondition against upstream VER (default: the pin)
                 or a local wheel path; builds nothing; exit 1 on drift
 stage OUT       verify the pin, unpack, patch and overlay into OUT (used by CMakeLists.txt)
+release OUT     build the sdist and the manylinux wheel into OUT and check both
+                (auditwheel, twine); tools: `pip install --group release`
+bump X.Y.Z      pin upstream X.Y.Z: rewrite 3rdparty/upstream.toml and pyproject.toml
+                (version, upstream dependencies and extras), then run check X.Y.Z;
+                never touches patches; exit 1 when patches drifted
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from pathlib import Path
 
 from .patches import load_series
 from .patching import PatchDrift
-from .pin import Pin, PinError, find_wheel
+from .pin import REPO_ROOT, Pin, PinError, find_wheel
 from .stage import stage
 
 
@@ -47,6 +52,18 @@ def cmd_check(arg: str | None) -> int:
     return 1 if failed else 0
 
 
+def cmd_bump(version: str) -> int:
+    from .bump import bump  # needs `packaging`, which the wheel build does not
+
+    wheel = bump(version, REPO_ROOT)
+    print(f"pinned upstream tilelang {version}: {wheel.name}")
+    print("rewrote 3rdparty/upstream.toml and pyproject.toml (version, dependencies, upstream extras)\n")
+    status = cmd_check(version)
+    if status:
+        print("\nUpdate the drifted patches above (read the new upstream files), then rebuild and run the tests.")
+    return status
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__)
@@ -59,7 +76,13 @@ def main(argv: list[str]) -> int:
         if argv[0] == "stage" and len(argv) == 2:
             print(f"staged patched upstream into {stage(Path(argv[1]))}")
             return 0
-    except (PinError, PatchDrift) as exc:
+        if argv[0] == "release" and len(argv) == 2:
+            from .release import main as release_main
+
+            return release_main(argv[1])
+        if argv[0] == "bump" and len(argv) == 2:
+            return cmd_bump(argv[1])
+    except (PinError, PatchDrift, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(__doc__, file=sys.stderr)
