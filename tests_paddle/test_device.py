@@ -62,8 +62,8 @@ def test_torch_shim_passes_everything_else_through():
     assert out16.dtype is paddle.uint16  # paddle.empty alone would hand back bfloat16
 
 
-def test_gpu_selection_binds_to_the_preloaded_runtime():
-    """The launch-device switch resolves cudaGetDevice/cudaSetDevice in the preloaded libcudart.
+def test_gpu_selection_falls_back_to_the_preloaded_runtime():
+    """Without Paddle's CUDA-only device setters (a CPU build) the switch binds cudaGetDevice/cudaSetDevice.
 
     Without a GPU both calls just return an error code; what is checked is that
     the binding exists and is harmless (the GPU effect is covered in test_gpu.py).
@@ -75,3 +75,27 @@ def test_gpu_selection_binds_to_the_preloaded_runtime():
     select_gpu = device._bind_select_gpu()
     select_gpu(0)
     select_gpu(0)
+
+
+def test_switcher_switches_only_when_the_device_differs():
+    """The rule every launch path uses: read the current device, set it only on a mismatch."""
+    state = {"current": 0, "sets": []}
+
+    def set_index(i):
+        state["sets"].append(i)
+        state["current"] = i
+
+    select = device.switcher(lambda: state["current"], set_index)
+    select(0)
+    select(0)
+    assert state["sets"] == []
+    select(1)
+    select(1)
+    select(0)
+    assert state["sets"] == [1, 0]
+
+
+def test_select_device_of_is_a_no_op_for_the_cpu():
+    # On every build a CPU device never touches CUDA (a CPU-only Paddle would crash in its CUDA calls).
+    device.select_device_of(device.device_of(paddle.zeros([1])))
+    device.select_device_of(device.DeviceSpec("cpu"))

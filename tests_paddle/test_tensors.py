@@ -103,3 +103,38 @@ def test_testing_helpers_on_paddle():
     assert tilelang.testing.torch_assert_close(a, b)
     with pytest.raises(AssertionError, match="Too many mismatched elements"):
         tilelang.testing.torch_assert_close(a, b + 1.0, max_mismatched_ratio=0.0)
+
+
+@pytest.mark.parametrize("supply", ["Uniform", "Normal", "Randn", "Integer"])
+def test_supply_draws_on_the_device_and_follows_paddle_seed(supply):
+    """Inputs come from Paddle's own random ops on the target place: paddle.seed reproduces them."""
+    from tilelang.paddle_runtime.tensors import make_tensor
+
+    param = KernelParam(T.dtype("float32"), [64, 64])
+    paddle.seed(1234)
+    first = make_tensor(param, supply).numpy()
+    paddle.seed(1234)
+    again = make_tensor(param, supply).numpy()
+    paddle.seed(4321)
+    other = make_tensor(param, supply).numpy()
+    np.testing.assert_array_equal(first, again)
+    assert not np.array_equal(first, other)
+    if supply == "Uniform":
+        assert first.min() >= -1.0 and first.max() <= 1.0 and first.std() > 0.4
+    if supply == "Normal":
+        assert abs(first.mean() + 1.0) < 0.1 and abs(first.std() - 1.0) < 0.1
+    if supply == "Randn":
+        assert abs(first.mean()) < 0.1 and abs(first.std() - 1.0) < 0.1
+    if supply == "Integer":
+        assert set(np.unique(first)) <= {-2.0, -1.0, 0.0, 1.0, 2.0}
+
+
+def test_cuda_without_a_gpu_build_is_refused_clearly():
+    from tilelang.paddle_runtime import tensors
+    from tilelang.paddle_runtime.device import CUDA_BUILD
+
+    if CUDA_BUILD:
+        pytest.skip("a GPU build of Paddle: covered by test_gpu.py")
+    for spec in ("cuda", "cuda:1", "gpu"):
+        with pytest.raises(RuntimeError, match=r"cannot create a tensor on cuda.*CPU-only build"):
+            tensors.empty([2], paddle.float32, spec)

@@ -10,8 +10,9 @@ Device rules:
   (``Tensor.place``), never a hard-coded 0: Paddle's "expected place"
   (``paddle.set_device``) is only used when the call has no tensor at all.
 - The stream is Paddle's current stream *on that device*, which honors
-  ``paddle.device.stream_guard``; that device is also made the CUDA runtime's
-  current device for the launch (compiled kernels launch on the current one).
+  ``paddle.device.stream_guard``; that device is also made the thread's
+  current CUDA device for the launch, only when it is not already (compiled
+  kernels launch on the current device and Paddle allocates on it).
 - On a CPU-only Paddle build nothing CUDA is ever called (one of the stream
   accessors segfaults there); the stream is 0.
 """
@@ -134,15 +135,36 @@ def stream_of(device) -> int:
 
 
 def _bind_select_gpu() -> Callable[[int], None]:
-    """``select_gpu(index)``: make GPU ``index`` the CUDA runtime's current device.
+    """``select_gpu(index)``: make GPU ``index`` the calling thread's current CUDA device.
 
-    Kernels compiled by TileLang launch on the runtime's current device. Paddle
-    sets that device before each of its own ops from the *expected place*, so
-    after ``paddle.set_device("gpu:0")`` a kernel fed tensors on gpu:1 would
-    launch on GPU 0. We call cudaGetDevice/cudaSetDevice of the libcudart the
-    preload made global (the copy the kernels resolve against). Leaving the
-    device switched is safe for Paddle: its ops set the device themselves.
+    Why: compiled kernels launch on the current device, and Paddle's own
+    allocator follows it too (``paddle::experimental::empty`` takes its device
+    context from ``GetDeviceContextByBackend`` -> ``TransToPhiPlace(backend)``
+    -> ``phi::backends::gpu::GetCurrentDeviceId()``, paddle/phi/api/lib/
+    kernel_dispatch.cc). Paddle sets the device before each of *its* ops from
+    the expected place (``paddle.set_device``), so after a Paddle op on gpu:0
+    the current device is 0 even when a kernel's tensors live on gpu:1.
+
+    How: Paddle's own ``core.get_cuda_current_device_id`` /
+    ``core.set_cuda_current_device_id`` (pybind.cc, CUDA builds; Paddle 3.3.1
+    uses the pair the same way in paddle/incubate/multiprocessing/
+    reductions.py): cudaGetDevice/cudaSetDevice of the runtime Paddle is
+    linked with. Kernel libraries built by nvcc link their own static copy of
+    the CUDA runtime (nvcc's default ``-cudart static``: no libcudart in their
+    DT_NEEDED, checked with readelf here); the switch still reaches them
+    because cudaSetDevice makes the device's primary context current on the
+    calling thread in the driver, and every runtime copy in the process uses
+    the thread's current driver context (CUDA Runtime API, "Interactions with
+    the CUDA Driver API"). Only where those names are missing do we call the
+    preloaded libcudart instead (same effect, same reason).
     """
+    from paddle.base import core
+
+    get_id = getattr(core, "get_cuda_current_device_id", None)
+    set_id = getattr(core, "set_cuda_current_device_id", None)
+    if get_id is not None and set_id is not None:
+        return switcher(get_id, set_id)
+
     from .preload import last_result
 
     result = last_result()
@@ -153,22 +175,42 @@ def _bind_select_gpu() -> Callable[[int], None]:
     current = ctypes.c_int(-1)
     current_ref = ctypes.byref(current)
 
-    def select_gpu(index: int) -> None:
-        if get_device(current_ref) != 0 or current.value != index:
-            set_device(index)
+    def cudart_get() -> int:
+        return current.value if get_device(current_ref) == 0 else -1
 
-    return select_gpu
+    return switcher(cudart_get, set_device)
+
+
+def switcher(get_index: Callable[[], int], set_index: Callable[[int], object]) -> Callable[[int], None]:
+    """``select(index)`` that calls ``set_index`` only when ``get_index()`` differs (one C call when it does not)."""
+
+    def select(index: int) -> None:
+        if get_index() != index:
+            set_index(index)
+
+    return select
 
 
 _select_gpu: Callable[[int], None] | None = None
 
 
-def launch_stream(index: int) -> int:
-    """Select GPU ``index`` for the launch and return Paddle's current stream on it."""
+def select_gpu(index: int) -> None:
+    """Make GPU ``index`` the current CUDA device of this thread, only if it is not already."""
     global _select_gpu
     if _select_gpu is None:
         _select_gpu = _bind_select_gpu()
     _select_gpu(index)
+
+
+def select_device_of(spec: DeviceSpec) -> None:
+    """Before a launch: make ``spec``'s GPU current (no-op for the CPU and on CPU-only builds)."""
+    if CUDA_BUILD and spec.type == "cuda":
+        select_gpu(spec.index if spec.index is not None else current_device_index())
+
+
+def launch_stream(index: int) -> int:
+    """Select GPU ``index`` for the launch and return Paddle's current stream on it."""
+    select_gpu(index)
     return raw_stream(index)
 
 
@@ -178,6 +220,8 @@ def stream_functor(device=None) -> Callable[[], int]:
     Replaces ``BaseKernelAdapter.get_current_stream_functor``: capture once per
     kernel, evaluate per call, so ``stream_guard`` is honored. For a concrete
     GPU it also makes that GPU current for the launch (see ``_bind_select_gpu``).
+    Used by the cython and nvrtc backends; the tvm_ffi backend gets its stream
+    from tvm-ffi (Paddle's exchange API) and calls :func:`select_device_of`.
     """
     if not CUDA_BUILD:
         return lambda: 0

@@ -1,9 +1,12 @@
 """Tensor creation: kernel outputs, test-input supply, and the closeness check.
 
-Paddle's CPU build lacks ``randint``/``uniform_``/``empty`` kernels for several
-dtypes (float16, bfloat16, int8, bool, uint32, uint64 among them), so values
-are drawn in int64/float32 and cast: every dtype gets the same value rules as
-upstream's torch version.
+Test inputs are drawn on the target device by Paddle's own random ops
+(``_C_ops.randint``/``uniform``/``gaussian`` with an explicit place), in int64 or
+float32, then cast there: those are the dtypes every Paddle build registers
+the random kernels for (the CPU build lacks them for float16, bfloat16, int8,
+bool, uint32, uint64 among others), and the cast kernel covers the rest. So
+every dtype gets upstream's value rules, nothing crosses from the host, and
+``paddle.seed`` makes the draws reproducible.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ import functools
 
 import numpy as np
 import paddle
+from paddle import _C_ops
 
-from .device import current_device, device_of
+from .device import CUDA_BUILD, current_device, current_device_index, device_of
 from .dtypes import to_paddle
 
 # Allocate the same-width signed type and view it: Paddle 3.3 CPU has no `empty`
@@ -23,18 +27,27 @@ _VIEW_ALLOC = {paddle.uint16: paddle.int16, paddle.uint32: paddle.int32, paddle.
 
 
 @functools.lru_cache(maxsize=64)
-def _place(kind: str, index: int | None):
+def _place(kind: str, index: int):
     if kind == "cuda":
-        return paddle.CUDAPlace(index or 0)
+        return paddle.CUDAPlace(index)
     if kind == "cpu":
         return paddle.CPUPlace()
     raise ValueError(f"tilelang-paddle cannot allocate tensors on device {kind!r} (supported: cpu, cuda)")
 
 
 def place_of(device):
-    """A Paddle Place for a tensor/Device/DeviceSpec/str/int (cached per device)."""
+    """A Paddle Place for a tensor/Device/DeviceSpec/str/int (cached per device).
+
+    A GPU without an index ("cuda", "gpu") means the current GPU
+    (``paddle.set_device``), as torch's "cuda" means its current device; it is
+    resolved per call, never cached as GPU 0.
+    """
     spec = device_of(device)
-    return _place(spec.type, spec.index)
+    if spec.type == "cuda" and not CUDA_BUILD:
+        raise RuntimeError(f"cannot create a tensor on {spec}: this Paddle is a CPU-only build (install paddlepaddle-gpu)")
+    if spec.type == "cuda" and spec.index is None:
+        return _place("cuda", current_device_index())
+    return _place(spec.type, spec.index if spec.index is not None else 0)
 
 
 def _bind_raw_empty():
@@ -61,22 +74,25 @@ def empty(shape, dtype, device):
     return _raw_empty(list(shape), dtype, place)
 
 
+def _cast(values, dtype):
+    return values if values.dtype is dtype else values.astype(dtype)
+
+
 def _ints(low: int, high: int, shape, dtype, place):
-    """Integers in [low, high) as ``dtype``: drawn in int64, cast on the target device."""
-    values = np.random.randint(low, high, size=shape, dtype=np.int64)
-    return paddle.to_tensor(values, place=place).astype(dtype)
+    """Integers in [low, high) as ``dtype``: drawn in int64 on ``place``, cast there."""
+    return _cast(_C_ops.randint(low, high, shape, paddle.int64, place), dtype)
 
 
 def _floats(draw, shape, dtype, place):
-    values = draw(size=shape).astype(np.float32)
-    return paddle.to_tensor(values, place=place).astype(dtype)
+    return _cast(draw(shape, place), dtype)
 
 
+# seed=0: Paddle's global generator (paddle.seed) for the place.
 _FLOAT_DRAWS = {
-    "Uniform": lambda size: np.random.uniform(-1.0, 1.0, size),
+    "Uniform": lambda shape, place: _C_ops.uniform(shape, paddle.float32, -1.0, 1.0, 0, place),
     # Upstream draws normal_(mean=-1.0, std=1.0); kept for identical distributions.
-    "Normal": lambda size: np.random.normal(-1.0, 1.0, size),
-    "Randn": np.random.standard_normal,
+    "Normal": lambda shape, place: _C_ops.gaussian(shape, -1.0, 1.0, 0, paddle.float32, place),
+    "Randn": lambda shape, place: _C_ops.gaussian(shape, 0.0, 1.0, 0, paddle.float32, place),
 }
 
 

@@ -3,9 +3,11 @@
 File: tilelang/jit/adapter/base.py. ``BaseKernelAdapter.get_current_stream_functor``
 and ``get_current_device_functor`` call ``torch.cuda._lazy_init``,
 ``torch._C._cuda_getDevice`` and ``torch.device(...)``, none of which exist under
-Paddle's proxy, and fall back to GPU 0. All backends (tvm_ffi, cython, nvrtc)
-reach the device and stream through these two methods; we rebind both to
-``tilelang.paddle_runtime.device`` (later class attributes win).
+Paddle's proxy, and fall back to GPU 0. The cython and nvrtc backends take
+their stream (and the launch device) from these two methods, every backend
+its device for tensor-less calls; we rebind both to
+``tilelang.paddle_runtime.device`` (later class attributes win). The tvm_ffi
+backend gets its stream from tvm-ffi itself (patch 0011).
 Forwarded: no. Checked against: 0.1.14, 0.1.15. Drop when: never (fork-specific).
 """
 

@@ -6,6 +6,10 @@ default ``backend="event"`` needs a GPU, so on a CPU-only Paddle every
 ``do_bench``/``profiler.do_bench()`` call failed. We rebind ``torch`` to
 ``tilelang.paddle_runtime.torch_shim.wrap(torch)`` and, when no GPU/NPU/MPS is
 available, turn the default event backend into upstream's own wall-clock one.
+``backend="cupti"`` (no ``torch.profiler`` on Paddle) and ``"cudagraph"``
+without a GPU fail at once with an error naming the backends that work,
+instead of after warm-up or with upstream's message about MPS
+(``tilelang.paddle_runtime.timing.check_backend``; patch 0013 has the rest).
 Forwarded: no. Checked against: 0.1.15. Drop when: upstream picks wall timing without a device.
 """
 
@@ -16,12 +20,17 @@ WALL = '    if backend == "wall":\n        if return_mode not in ("min", "max", 
 PATCH = rebind_torch(
     name="0009_shim_torch_profiler_bench",
     file="tilelang/profiler/bench.py",
-    reason="torch.device is not callable under the proxy; CPU-only Paddle must time with the wall clock",
+    reason="torch.device is not callable under the proxy; CPU-only Paddle times with the wall clock; clear backend errors",
     extra_edits=(
+        Edit(
+            "from .wall import bench_with_wall\n",
+            "from .wall import bench_with_wall\nfrom tilelang.paddle_runtime.timing import check_backend as _check_backend\n",
+        ),
         Edit(
             WALL,
             "    if backend == \"event\" and not (IS_CUDA or IS_NPU) and Event is None:\n"
-            "        backend = \"wall\"  # tilelang-paddle: no device events without a GPU\n" + WALL,
+            "        backend = \"wall\"  # tilelang-paddle: no device events without a GPU\n"
+            "    _check_backend(backend)  # tilelang-paddle: clear errors for backends Paddle cannot run\n" + WALL,
         ),
     ),
     checked_against=("0.1.15",),

@@ -29,14 +29,18 @@ SERIES = [
     "0007_map_dtypes_to_paddle",
     # Tensor supply and assert_close implemented with Paddle kernels that exist.
     "0008_supply_paddle_tensors",
-    # do_bench: shim + wall-clock timing on CPU-only Paddle.
+    # do_bench: shim, wall-clock timing on CPU-only Paddle, clear errors for cupti/cudagraph.
     "0009_shim_torch_profiler_bench",
     # Profiler: synchronize/torch.device through the shim.
     "0010_shim_torch_profiler",
-    # tvm_ffi adapter (CUDA default): Paddle output allocation through the shim.
+    # tvm_ffi adapter (CUDA default): Paddle output allocation; inputs' GPU current for callee allocation.
     "0011_shim_torch_tvm_ffi_adapter",
     # nvrtc adapter: same, import-checked only (needs cuda-python).
     "0012_shim_torch_nvrtc_adapter",
+    # do_bench reductions, CUDA-graph timing and CUPTI through Paddle's own APIs.
+    "0013_route_profiler_timing",
+    # benchmark_multi_gpu would race on Paddle's process-wide device; refuse it.
+    "0014_refuse_multi_gpu_tuning",
 ]
 
 
