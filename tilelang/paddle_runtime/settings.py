@@ -18,3 +18,11 @@ ALLOW_NULL_BUFFERS = "TILELANG_PADDLE_ALLOW_NULL_BUFFERS"
 
 def allow_null_buffers(environ=os.environ) -> bool:
     return environ.get(ALLOW_NULL_BUFFERS, "0") == "1"
+
+#: "0" sends every Cython-backend kernel call through upstream's launcher instead of
+#: the fast path (:mod:`.fast_launch`), for diagnosis. Read once per compiled kernel.
+FAST_LAUNCH = "TILELANG_PADDLE_FAST_LAUNCH"
+
+
+def fast_launch(environ=os.environ) -> bool:
+    return environ.get(FAST_LAUNCH, "1") != "0"

@@ -1,0 +1,242 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+"""The hot path of a kernel call on Paddle tensors (see :mod:`.fast_launch` for what it accepts).
+
+Per call, in C: one ``dltensor_from_py_object_no_sync`` per tensor argument
+(Paddle's ``__dlpack_c_exchange_api__``: pointer, shape, strides, dtype and
+device in one call), checks against the table built once per kernel, symbolic
+dimensions bound and cross-checked, outputs allocated only when asked, and the
+compiled entry called through its function pointer with the GIL released.
+All per-call state lives on the C stack: calls from several threads share
+nothing but the read-only table.
+
+Anything off the happy path (keyword arguments, a non-tensor, a dtype, shape,
+stride or device the table does not accept, a Paddle error) is handed to the
+kernel's regular launcher, so every error keeps upstream's message and every
+case upstream accepts still works.
+"""
+
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.exc cimport PyErr_Clear
+from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, uint16_t, uint32_t, uint64_t
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    typedef struct { int32_t device_type; int32_t device_id; } TLP_DLDevice;
+    typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } TLP_DLDataType;
+    typedef struct {
+      void* data; TLP_DLDevice device; int32_t ndim; TLP_DLDataType dtype;
+      int64_t* shape; int64_t* strides; uint64_t byte_offset;
+    } TLP_DLTensor;
+    /* DLPack 1.3 DLPackExchangeAPI (dlpack.h): header, then five function pointers. */
+    typedef struct {
+      uint32_t major; uint32_t minor; void* prev_api;
+      void* managed_tensor_allocator;
+      void* managed_tensor_from_py_object_no_sync;
+      void* managed_tensor_to_py_object_no_sync;
+      int (*dltensor_from_py_object_no_sync)(void* py_object, TLP_DLTensor* out);
+      void* current_work_stream;
+    } TLP_ExchangeAPI;
+    /* The compiled `call` entry takes only pointer-sized integer-class arguments
+       (buffer pointers, int64 dimensions, the stream) and returns int32; under the
+       x86-64 and AArch64 C ABIs such a call is the same whatever the declared
+       integer/pointer types, so one cast per arity covers every kernel. */
+    static int32_t tlp_call(void* fn, int n, intptr_t* a) {
+      switch (n) {
+    case 0: return ((int32_t (*)(void))fn)();
+    case 1: return ((int32_t (*)(intptr_t))fn)(a[0]);
+    case 2: return ((int32_t (*)(intptr_t, intptr_t))fn)(a[0], a[1]);
+    case 3: return ((int32_t (*)(intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2]);
+    case 4: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3]);
+    case 5: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4]);
+    case 6: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5]);
+    case 7: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
+    case 8: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+    case 9: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+    case 10: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
+    case 11: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
+    case 12: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+    case 13: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12]);
+    case 14: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13]);
+    case 15: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14]);
+    case 16: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15]);
+    case 17: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16]);
+    case 18: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17]);
+    case 19: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18]);
+    case 20: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19]);
+    case 21: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20]);
+    case 22: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21]);
+    case 23: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22]);
+    case 24: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23]);
+    case 25: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24]);
+    case 26: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25]);
+    case 27: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26]);
+    case 28: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27]);
+    case 29: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27], a[28]);
+    case 30: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29]);
+    case 31: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30]);
+    case 32: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31]);
+      }
+      return -100000;
+    }
+    """
+    ctypedef struct TLP_DLDevice:
+        int32_t device_type
+        int32_t device_id
+    ctypedef struct TLP_DLDataType:
+        uint8_t code
+        uint8_t bits
+        uint16_t lanes
+    ctypedef struct TLP_DLTensor:
+        void* data
+        TLP_DLDevice device
+        int32_t ndim
+        TLP_DLDataType dtype
+        int64_t* shape
+        int64_t* strides
+        uint64_t byte_offset
+    ctypedef struct TLP_ExchangeAPI:
+        uint32_t major
+        int (*dltensor_from_py_object_no_sync)(void* py_object, TLP_DLTensor* out) noexcept
+    int32_t tlp_call(void* fn, int n, intptr_t* a) noexcept nogil
+
+cdef enum:
+    MAX_PARAMS = 24
+    MAX_DIMS = 8
+    MAX_DYN = 8
+
+cdef const TLP_ExchangeAPI* _api = NULL
+
+
+def bind_exchange_api(tensor_type):
+    """Bind Paddle's exchange API once; return its DLPack major version (1 is the layout above)."""
+    global _api
+    _api = <const TLP_ExchangeAPI*>PyCapsule_GetPointer(tensor_type.__dlpack_c_exchange_api__, b"dlpack_exchange_api")
+    return _api.major
+
+
+cdef class Launcher:
+    """One compiled kernel's prepared call (built by :func:`.fast_launch.prepare`)."""
+
+    cdef object slow, tensor_type, outputs_meta, launch_stream, place_for, empty, error_text, mismatch
+    cdef void* fn
+    cdef int n_params, n_inputs, n_outputs, n_dyn, device_type
+    cdef int is_output[MAX_PARAMS]
+    cdef int ndim[MAX_PARAMS]
+    cdef int64_t dims[MAX_PARAMS][MAX_DIMS]   # >= 0: static extent; < 0: symbolic dimension -1-k
+    cdef uint8_t code[MAX_PARAMS]
+    cdef uint8_t bits[MAX_PARAMS]
+    cdef uint16_t lanes[MAX_PARAMS]
+
+    def __init__(self, slow, intptr_t fn, int device_type, list params, list outputs_meta, int n_dyn,
+                 tensor_type, launch_stream, place_for, empty, error_text, mismatch):
+        """``params``: per parameter ``(is_output, (code, bits, lanes), dims)``; see fast_launch.prepare."""
+        cdef int i, k
+        if len(params) > MAX_PARAMS or n_dyn > MAX_DYN:
+            raise ValueError("kernel has too many parameters for the fast launcher")
+        self.slow, self.fn, self.device_type, self.n_dyn = slow, <void*>fn, device_type, n_dyn
+        self.tensor_type, self.outputs_meta = tensor_type, outputs_meta
+        self.launch_stream, self.place_for, self.empty, self.error_text = launch_stream, place_for, empty, error_text
+        self.mismatch = mismatch
+        self.n_params = len(params)
+        self.n_outputs = 0
+        for i, (is_out, dt, dims) in enumerate(params):
+            if len(dims) > MAX_DIMS:
+                raise ValueError("kernel buffer has too many dimensions for the fast launcher")
+            self.is_output[i] = 1 if is_out else 0
+            self.n_outputs += self.is_output[i]
+            self.code[i], self.bits[i], self.lanes[i] = dt
+            self.ndim[i] = len(dims)
+            for k in range(len(dims)):
+                self.dims[i][k] = dims[k]
+        self.n_inputs = self.n_params - self.n_outputs
+
+    cdef int _accept(self, int i, TLP_DLTensor* t, int64_t* dyn, int* bound, int* dev_id) noexcept:
+        """0: the tensor fits parameter i (binding symbolic dims); 1: not the fast path; 2: symbolic mismatch."""
+        cdef int k
+        cdef int64_t want, expected_stride
+        if t.ndim != self.ndim[i] or t.dtype.code != self.code[i] or t.dtype.bits != self.bits[i] \
+                or t.dtype.lanes != self.lanes[i] or t.device.device_type != self.device_type:
+            return 1
+        if dev_id[0] < 0:
+            dev_id[0] = t.device.device_id
+        elif t.device.device_id != dev_id[0]:
+            return 1
+        for k in range(t.ndim):
+            want = self.dims[i][k]
+            if want >= 0:
+                if t.shape[k] != want:
+                    return 1
+            elif bound[-1 - want]:
+                if t.shape[k] != dyn[-1 - want]:
+                    return 2
+            else:
+                dyn[-1 - want] = t.shape[k]
+                bound[-1 - want] = 1
+        if t.strides != NULL:  # NULL means compact row-major
+            expected_stride = 1
+            for k in range(t.ndim - 1, -1, -1):
+                if t.shape[k] != 1 and t.strides[k] != expected_stride:
+                    return 1
+                expected_stride *= t.shape[k]
+        return 0
+
+    def __call__(self, *args, **kwargs):
+        cdef TLP_DLTensor dl[MAX_PARAMS]
+        cdef intptr_t call_args[MAX_PARAMS + MAX_DYN + 1]
+        cdef int64_t dyn[MAX_DYN]
+        cdef int bound[MAX_DYN]
+        cdef int dev_id = -1
+        cdef int i, j = 0, k, verdict, n = 0
+        cdef int32_t rc
+        cdef intptr_t stream = 0
+        cdef object arg
+        if kwargs or len(args) != self.n_inputs:
+            return self.slow(*args, **kwargs)
+        for k in range(self.n_dyn):
+            bound[k] = 0
+        for i in range(self.n_params):
+            if self.is_output[i]:
+                continue
+            arg = args[j]
+            j += 1
+            if not isinstance(arg, self.tensor_type):
+                return self.slow(*args)
+            if _api.dltensor_from_py_object_no_sync(<void*>arg, &dl[i]) != 0:
+                PyErr_Clear()
+                return self.slow(*args)
+            verdict = self._accept(i, &dl[i], dyn, bound, &dev_id)
+            if verdict == 1:
+                return self.slow(*args)
+            if verdict == 2:
+                raise self.mismatch(args)
+        outs = None
+        if self.n_outputs:
+            outs = []
+            place = self.place_for(dev_id if dev_id >= 0 else 0)
+            for i, dtype, view_dtype, shape in self.outputs_meta:
+                shape = [s if s >= 0 else dyn[-1 - s] for s in shape]
+                out = self.empty(shape, dtype, place)
+                if view_dtype is not None:
+                    out = out.view(view_dtype)
+                if _api.dltensor_from_py_object_no_sync(<void*>out, &dl[<int>i]) != 0:
+                    PyErr_Clear()
+                    return self.slow(*args)
+                outs.append(out)
+        for i in range(self.n_params):
+            call_args[n] = <intptr_t>dl[i].data + <intptr_t>dl[i].byte_offset
+            n += 1
+        for k in range(self.n_dyn):
+            call_args[n] = <intptr_t>dyn[k]
+            n += 1
+        if self.launch_stream is not None:
+            stream = self.launch_stream(dev_id)
+        call_args[n] = stream
+        n += 1
+        with nogil:
+            rc = tlp_call(self.fn, n, call_args)
+        if rc != 0:
+            raise RuntimeError(f"Kernel call failed: {self.error_text()}")
+        if outs is None:
+            return []  # upstream's launcher returns an empty list without out_idx
+        return outs[0] if len(outs) == 1 else outs
