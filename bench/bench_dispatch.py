@@ -1,30 +1,63 @@
-"""Per-call dispatch overhead of a TileLang kernel on Paddle tensors (CPU target, Cython launcher).
+"""Host-side cost of TileLang kernels on Paddle: per-call dispatch, import, compile, cache.
 
-    python bench/bench_dispatch.py [--iters 20000]
+    python bench/bench_dispatch.py [--iters 20000] [--json out.json]
 
-The kernel does almost nothing (one element), so the time per call is the
-launcher's Python/Cython work: argument checks, stream lookup, output
-allocation and the ctypes call. ``floor`` is the bare ctypes call of the
-compiled library with prepared pointers: what no launcher can beat.
+Per-call rows use kernels that do almost nothing (one element), so the time is
+the launcher's own work: argument checks, stream lookup, output allocation and
+the call. ``floor`` is the compiled library's entry called through ctypes with
+prepared pointers. ``upstream launcher`` is upstream's Cython ``forward`` (the
+path ``TILELANG_PADDLE_FAST_LAUNCH=0`` restores). Backends: ``cython`` on the
+CPU target (``tvm_ffi`` cannot run the C target); with a GPU, the quickstart's
+CUDA GEMM on both backends as well. Import, first-compile and cache-hit times
+are measured in fresh processes (median of 5 for import).
 (No `from __future__ import annotations`: TileLang evaluates kernel annotations.)
 """
 
-
 import argparse
 import ctypes
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import paddle
 
 import tilelang
 import tilelang.language as T
 
+CPU = dict(target="c", execution_backend="cython")
 
-def tiny(N=1, dtype="float32"):
+
+def one(n):
     @T.prim_func
-    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype), C: T.Tensor((N,), dtype)):
+    def main(A: T.Tensor((n,), "float32")):
+        with T.Kernel(1) as _:
+            A[0] = A[0] + 1.0
+
+    return main
+
+
+def three(n):
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32"), C: T.Tensor((n,), "float32")):
         with T.Kernel(1) as _:
             C[0] = A[0] + B[0]
+
+    return main
+
+
+def eight(n):
+    f32 = "float32"
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), f32), B: T.Tensor((n,), f32), C: T.Tensor((n,), f32), D: T.Tensor((n,), f32),
+             E: T.Tensor((n,), f32), F: T.Tensor((n,), f32), G: T.Tensor((n,), f32), H: T.Tensor((n,), f32)):
+        with T.Kernel(1) as _:
+            H[0] = A[0] + B[0] + C[0] + D[0] + E[0] + F[0] + G[0]
 
     return main
 
@@ -41,28 +74,95 @@ def per_call_us(fn, iters: int, repeats: int = 7) -> float:
     return min(samples)  # the least-disturbed run (as timeit advises); this machine is shared
 
 
+def dispatch_rows(iters: int) -> list[tuple[str, float]]:
+    rows = []
+    for label, factory, count in (("1 tensor", one, 1), ("3 tensors", three, 3), ("8 tensors", eight, 8)):
+        for shape_kind in ("static", "symbolic"):
+            n = 1 if shape_kind == "static" else T.dynamic("n")
+            in_place = tilelang.compile(factory(n), **CPU)
+            tensors = [paddle.randn([1]) for _ in range(count)]
+            ptrs = [ctypes.c_void_p(t.data_ptr()) for t in tensors]
+            if shape_kind == "symbolic":
+                ptrs.append(ctypes.c_int64(1))
+            ptrs.append(ctypes.c_void_p(0))
+            lib = in_place.adapter.lib
+            upstream = in_place.adapter.cython_wrapper.forward
+            rows.append((f"{label}, {shape_kind}: floor (ctypes call, prepared pointers)", per_call_us(lambda: lib.call(*ptrs), iters)))
+            rows.append((f"{label}, {shape_kind}: kernel(...) caller-allocated", per_call_us(lambda: in_place(*tensors), iters)))
+            rows.append((f"{label}, {shape_kind}: upstream launcher, caller-allocated",
+                         per_call_us(lambda: upstream(tensors), iters)))
+            if count > 1:
+                allocating = tilelang.compile(factory(n), out_idx=[count - 1], **CPU)
+                inputs = tensors[:-1]
+                rows.append((f"{label}, {shape_kind}: kernel(...) out_idx (allocates)", per_call_us(lambda: allocating(*inputs), iters)))
+    rows.append(("paddle.empty([1]) alone (allocation cost, public API)", per_call_us(lambda: paddle.empty([1]), iters)))
+    return rows
+
+
+def gpu_rows(iters: int) -> list[tuple[str, float]]:
+    if not (paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0):
+        return []
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    from quickstart import gemm_cuda
+
+    rows = []
+    a = paddle.randn([256, 128]).astype("float16").cuda()
+    b = paddle.randn([128, 256]).astype("float16").cuda()
+    for backend in ("tvm_ffi", "cython"):
+        kernel = tilelang.compile(gemm_cuda(256, 256, 128), out_idx=[2], execution_backend=backend)
+
+        def call_and_sync():
+            for _ in range(100):
+                kernel(a, b)
+            paddle.device.synchronize()
+
+        rows.append((f"CUDA GEMM 256x256x128 fp16, {backend}: per call (incl. GPU time)", per_call_us(call_and_sync, max(1, iters // 100)) / 100))
+    return rows
+
+
+def _fresh(code: str, env: dict | None = None) -> str:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **(env or {})})
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr[-2000:])
+    return out.stdout.strip().splitlines()[-1]
+
+
+def process_rows() -> list[tuple[str, float]]:
+    imports = [float(_fresh("import time, paddle\nt = time.perf_counter()\nimport tilelang\nprint(time.perf_counter() - t)"))
+               for _ in range(5)]
+    compile_code = (
+        "import sys, time, paddle, tilelang\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
+        "from bench_dispatch import three\n"
+        "tilelang.set_log_level('WARNING')\n"
+        "t = time.perf_counter()\n"
+        "tilelang.compile(three(4096), out_idx=[2], target='c', execution_backend='cython')\n"
+        "print(time.perf_counter() - t)"
+    )
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"TILELANG_CACHE_DIR": cache}
+        first = float(_fresh(compile_code, env))
+        hit = float(_fresh(compile_code, env))
+    return [
+        ("import tilelang after import paddle (fresh process, median of 5)", statistics.median(imports) * 1e6),
+        ("first compile of a 3-tensor kernel (empty cache, fresh process)", first * 1e6),
+        ("the same kernel from the on-disk cache (fresh process)", hit * 1e6),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--iters", type=int, default=20000)
+    parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args()
     tilelang.set_log_level("WARNING")
-    cpu = dict(target="c", execution_backend="cython")
-    k_out = tilelang.compile(tiny(), out_idx=[2], **cpu)
-    k_inplace = tilelang.compile(tiny(), **cpu)
-    a, b, c = paddle.randn([1]), paddle.randn([1]), paddle.empty([1])
-    lib = k_inplace.adapter.lib
-    ptrs = [ctypes.c_void_p(t.data_ptr()) for t in (a, b, c)] + [ctypes.c_void_p(0)]
-    rows = [
-        ("floor: lib.call(*prepared ctypes pointers)", per_call_us(lambda: lib.call(*ptrs), args.iters)),
-        ("kernel(a, b, c)  caller-allocated output", per_call_us(lambda: k_inplace(a, b, c), args.iters)),
-        ("kernel(a, b)     output allocated (out_idx)", per_call_us(lambda: k_out(a, b), args.iters)),
-        ("kernel(a, b, c, skip_tensor_validation=True)",
-         per_call_us(lambda: k_inplace(a, b, c, skip_tensor_validation=True), args.iters)),
-        ("paddle.empty([1]) alone (allocation cost)", per_call_us(lambda: paddle.empty([1]), args.iters)),
-    ]
-    print(f"tilelang-paddle {tilelang.__version__}, Paddle {paddle.__version__}, CPU target, {args.iters} calls, best of 7")
+    rows = dispatch_rows(args.iters) + gpu_rows(args.iters) + process_rows()
+    print(f"tilelang-paddle {tilelang.__version__}, Paddle {paddle.__version__}, CPU target, cython backend, "
+          f"{args.iters} calls per sample, best of 7; {os.cpu_count()} CPUs")
     for name, us in rows:
-        print(f"{us:8.2f} us  {name}")
+        print(f"{us / 1e3:10.1f} ms  {name}" if us >= 1e4 else f"{us:10.2f} us  {name}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({name: us for name, us in rows}, indent=1))
 
 
 if __name__ == "__main__":
