@@ -118,7 +118,7 @@ def bind_exchange_api(tensor_type):
 cdef class Launcher:
     """One compiled kernel's prepared call (built by :func:`.fast_launch.prepare`)."""
 
-    cdef object slow, tensor_type, outputs_meta, launch_stream, place_for, empty, error_text, mismatch
+    cdef object slow, tensor_type, outputs_meta, launch_stream, place_for, empty, error_text, mismatch, default_device
     cdef void* fn
     cdef int n_params, n_inputs, n_outputs, n_dyn, device_type
     cdef int is_output[MAX_PARAMS]
@@ -129,7 +129,7 @@ cdef class Launcher:
     cdef uint16_t lanes[MAX_PARAMS]
 
     def __init__(self, slow, intptr_t fn, int device_type, list params, list outputs_meta, int n_dyn,
-                 tensor_type, launch_stream, place_for, empty, error_text, mismatch):
+                 tensor_type, launch_stream, place_for, empty, error_text, mismatch, default_device):
         """``params``: per parameter ``(is_output, (code, bits, lanes), dims)``; see fast_launch.prepare."""
         cdef int i, k
         if len(params) > MAX_PARAMS or n_dyn > MAX_DYN:
@@ -137,7 +137,7 @@ cdef class Launcher:
         self.slow, self.fn, self.device_type, self.n_dyn = slow, <void*>fn, device_type, n_dyn
         self.tensor_type, self.outputs_meta = tensor_type, outputs_meta
         self.launch_stream, self.place_for, self.empty, self.error_text = launch_stream, place_for, empty, error_text
-        self.mismatch = mismatch
+        self.mismatch, self.default_device = mismatch, default_device
         self.n_params = len(params)
         self.n_outputs = 0
         for i, (is_out, dt, dims) in enumerate(params):
@@ -210,10 +210,12 @@ cdef class Launcher:
                 return self.slow(*args)
             if verdict == 2:
                 raise self.mismatch(args)
+        if dev_id < 0:  # no tensor input: the current device, as upstream's launcher does
+            dev_id = self.default_device()
         outs = None
         if self.n_outputs:
             outs = []
-            place = self.place_for(dev_id if dev_id >= 0 else 0)
+            place = self.place_for(dev_id)
             for i, dtype, view_dtype, shape in self.outputs_meta:
                 shape = [s if s >= 0 else dyn[-1 - s] for s in shape]
                 out = self.empty(shape, dtype, place)

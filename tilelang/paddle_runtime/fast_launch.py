@@ -55,6 +55,10 @@ def _cpu_place(_index):
     return _CPU_PLACE
 
 
+def _no_index():
+    return 0
+
+
 def _cuda_place(index):
     return _place("cuda", index)
 
@@ -152,4 +156,5 @@ def prepare(adapter, slow):
         _C_ops.empty,
         lambda: lib.get_last_error().decode("utf-8", "replace"),
         _mismatch_error(adapter, dyn_vars),
+        _device.current_device_index if cuda else _no_index,
     )
