@@ -1,0 +1,41 @@
+"""`@tilelang.jit` kernels with `T.dynamic` dimensions on Paddle tensors: one compile serves every size.
+
+The pattern is examples/rmsnorm.py's ``rmsnorm_cpu``: the decorated factory
+returns the same compiled kernel for the same static arguments, the row count
+is symbolic, and TileLang's on-disk cache serves a fresh process.
+"""
+
+import tempfile
+
+from conftest import ROOT, run_python
+
+SCRIPT = f"""
+import sys
+sys.path.insert(0, {str(ROOT / "examples")!r})
+import numpy as np, paddle
+from rmsnorm import rmsnorm_cpu, reference
+
+kernel = rmsnorm_cpu(64)
+assert rmsnorm_cpu(64) is kernel  # same static arguments: the same kernel object
+assert type(kernel.torch_function).__name__ == "Launcher"
+for rows in np.random.default_rng().choice(np.arange(1, 300), 4, replace=False):
+    x, w = paddle.randn([int(rows), 64]), paddle.randn([64])
+    np.testing.assert_allclose(kernel(x, w).numpy(), reference(x, w).numpy(), rtol=1e-5, atol=1e-5)
+    print("size", int(rows))
+"""
+
+
+def _compiles(proc) -> int:
+    return (proc.stdout + proc.stderr).count("TileLang begins to compile kernel")
+
+
+def test_one_compile_for_every_size_and_a_cache_hit_in_a_fresh_process():
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"TILELANG_CACHE_DIR": cache}
+        first = run_python(SCRIPT, env=env)
+        assert first.returncode == 0, first.stdout + first.stderr
+        assert first.stdout.count("size") == 4
+        assert _compiles(first) == 1  # four sizes, one compile
+        second = run_python(SCRIPT, env=env)
+        assert second.returncode == 0, second.stdout + second.stderr
+        assert _compiles(second) == 0  # served from the on-disk cache
