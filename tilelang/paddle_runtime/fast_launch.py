@@ -43,7 +43,7 @@ try:
     from . import _launcher
 
     _API_MAJOR = _launcher.bind_exchange_api(paddle.Tensor)
-except (ImportError, AttributeError) as exc:  # no compiled launcher, or a Paddle without the exchange API
+except (ImportError, AttributeError, ValueError) as exc:  # no compiled launcher, or no (or another) exchange API
     _launcher, _API_MAJOR = None, None
     logger.debug("fast launcher unavailable: %s", exc)
 
@@ -93,7 +93,10 @@ def _table(adapter):
                 return f"buffer {buf.name} has a computed dimension {d}"
         table.append((i in outputs, (code, bits, lanes), dims))
         if i in outputs:
-            pd = to_paddle(str(dt))
+            try:
+                pd = to_paddle(str(dt))
+            except TypeError:  # a dtype Paddle lacks: upstream's launcher reports it
+                return f"output {buf.name} has no Paddle dtype"
             alloc = _VIEW_ALLOC.get(pd)
             outputs_meta.append((i, alloc or pd, pd if alloc is not None else None, dims))
     return table, outputs_meta, dyn_vars

@@ -19,6 +19,10 @@ import paddle
 from . import device as _device
 
 RETURN_MODES = ("min", "max", "mean", "median")
+_NO_CUPTI = (
+    'do_bench(backend="cupti") needs torch.profiler, which Paddle does not provide; '
+    'on Paddle use backend="event" (device events), "cudagraph" (CUDA graph replay) or "wall" (host clock)'
+)
 
 
 def aggregate(times: Sequence[float], quantiles: Sequence[float] | None, return_mode: str) -> float | list[float]:
@@ -108,16 +112,12 @@ def bench_with_cudagraph(
 
 def bench_with_cupti(fn: Callable, cache, n_repeat: int) -> float:
     """Not available on Paddle: upstream reads per-kernel device times from ``torch.profiler``."""
-    check_backend("cupti")
-    raise AssertionError("unreachable")
+    raise NotImplementedError(_NO_CUPTI)
 
 
 def check_backend(backend: str) -> None:
     """At ``do_bench`` entry: refuse, in the user's words, the backends this Paddle cannot run."""
     if backend == "cupti":
-        raise NotImplementedError(
-            'do_bench(backend="cupti") needs torch.profiler, which Paddle does not provide; '
-            'on Paddle use backend="event" (device events), "cudagraph" (CUDA graph replay) or "wall" (host clock)'
-        )
+        raise NotImplementedError(_NO_CUPTI)
     if backend == "cudagraph":
         _require_cuda_graphs(backend)
