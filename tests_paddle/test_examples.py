@@ -6,8 +6,11 @@ import shutil
 import pytest
 from conftest import ROOT, run_python
 
+import paddle
+
 import tilelang
 
+HAS_GPU = paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
 NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="needs nvcc (CUDA toolkit) to compile CUDA kernels")
 EXAMPLES = ROOT / "examples"
@@ -25,22 +28,80 @@ def test_rmsnorm_example_cpu_path_checks_itself():
     assert "OK" in proc.stdout and "us (Paddle ops)" in proc.stdout
 
 
+def test_softmax_example_cpu_path_checks_itself():
+    proc = _run_example("softmax.py", "--rows", "64", "--cols", "128")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "OK" in proc.stdout and "paddle.nn.functional.softmax" in proc.stdout
+
+
+def test_gemm_example_cpu_path_checks_itself():
+    proc = _run_example("gemm.py", "--m", "64", "--n", "96", "--k", "32")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "(OK)" in proc.stdout and "us (paddle.matmul)" in proc.stdout
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_attention_reference_matches_numpy(causal):
+    """The reference the GPU run is checked against is itself right (on the CPU)."""
+    import sys
+
+    import numpy as np
+    import paddle
+
+    sys.path.insert(0, str(EXAMPLES))
+    from flash_attention import reference
+
+    q, k, v = (np.random.randn(2, 16, 3, 8).astype("float32") for _ in range(3))
+    scores = np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(8)
+    if causal:
+        scores = np.where(np.tril(np.ones((16, 16), bool)), scores, -np.inf)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    expected = np.einsum("bhqk,bkhd->bqhd", weights, v)
+    got = reference(*(paddle.to_tensor(x) for x in (q, k, v)), causal).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
 def test_train_mlp_example_losses_agree():
     proc = _run_example("train_mlp.py", "--steps", "3")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "OK: the losses agree" in proc.stdout
 
 
-@needs_nvcc
-def test_example_cuda_kernels_compile_for_sm_90a():
+def _cuda_programs():
     import sys
 
     sys.path.insert(0, str(EXAMPLES))
+    from flash_attention import flash_attention_fwd
     from quickstart import gemm_cuda
     from rmsnorm import rmsnorm_cuda
+    from softmax import softmax_cuda
 
-    target = {"kind": "cuda", "arch": "sm_90a"}
-    norm = tilelang.compile(rmsnorm_cuda(1024), out_idx=[2], target=target)
-    assert "__global__" in norm.get_kernel_source()
-    gemm = tilelang.compile(gemm_cuda(64, 128, 64, 64, 64, 32), out_idx=[2], target=target)  # train_mlp's shapes
-    assert "__global__" in gemm.get_kernel_source()
+    return {
+        "rmsnorm": (rmsnorm_cuda(1024), [2]),
+        "softmax": (softmax_cuda(1024), [1]),
+        "gemm fp16": (gemm_cuda(1024, 1024, 1024, dtype="float16"), [2]),
+        "gemm bf16": (gemm_cuda(1024, 1024, 1024, dtype="bfloat16"), [2]),
+        "train_mlp gemm": (gemm_cuda(64, 128, 64, 64, 64, 32), [2]),
+        "flash-attention": (flash_attention_fwd(2, 8, 1024, 64), [3]),
+        "flash-attention causal": (flash_attention_fwd(2, 8, 1024, 64, causal=True), [3]),
+    }
+
+
+@needs_nvcc
+@pytest.mark.parametrize("name", ["rmsnorm", "softmax", "gemm fp16", "gemm bf16", "train_mlp gemm",
+                                  "flash-attention", "flash-attention causal"])
+def test_example_cuda_kernels_compile_for_sm_90a(name):
+    program, out_idx = _cuda_programs()[name]
+    kernel = tilelang.compile(program, out_idx=out_idx, target={"kind": "cuda", "arch": "sm_90a"})
+    source = kernel.get_kernel_source()
+    assert "__global__" in source
+    if name.startswith(("gemm", "flash")):
+        assert "wgmma" in source or "mma" in source  # tensor cores
+
+
+@pytest.mark.skipif(HAS_GPU, reason="Paddle sees a GPU: the example runs (test_gpu.py)")
+def test_flash_attention_example_without_gpu_compiles_only():
+    proc = _run_example("flash_attention.py", "--seq", "256", *(["--arch", "sm_90a"] if NVCC else []))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ("[compile only]" if NVCC else "Paddle sees no GPU") in proc.stdout

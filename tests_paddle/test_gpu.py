@@ -153,3 +153,17 @@ def test_cpu_tensor_to_gpu_kernel_is_refused(gemm):
     a, b = _inputs(paddle.CPUPlace())
     with pytest.raises((ValueError, RuntimeError), match="device"):
         gemm(a, b)
+
+
+@pytest.mark.parametrize("example,args", [
+    ("gemm.py", ["--dtype", "float16"]), ("gemm.py", ["--dtype", "bfloat16"]), ("rmsnorm.py", []),
+    ("softmax.py", []), ("flash_attention.py", []), ("flash_attention.py", ["--causal"]), ("train_mlp.py", []),
+])
+def test_examples_run_and_check_themselves_on_the_gpu(example, args):
+    from conftest import ROOT, run_python
+
+    examples = ROOT / "examples"
+    proc = run_python(f"import sys, runpy\nsys.path.insert(0, {str(examples)!r})\nsys.argv = [{example!r}, *{args!r}]\n"
+                      f"runpy.run_path({str(examples / example)!r}, run_name='__main__')\n")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "[GPU]" in proc.stdout
