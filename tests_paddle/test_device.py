@@ -1,5 +1,8 @@
 """The device/stream seam and the torch shim, on a CPU Paddle (GPU cases: test_gpu.py)."""
 
+import os
+import shutil
+
 import paddle
 import pytest
 
@@ -8,6 +11,7 @@ from tilelang.jit.adapter.base import BaseKernelAdapter
 from tilelang.paddle_runtime import device
 from tilelang.paddle_runtime.device import DeviceSpec
 from tilelang.paddle_runtime.torch_shim import device as torch_device, wrap
+from conftest import run_python
 
 
 def test_device_of_tensors_places_and_strings():
@@ -99,3 +103,41 @@ def test_select_device_of_is_a_no_op_for_the_cpu():
     # On every build a CPU device never touches CUDA (a CPU-only Paddle would crash in its CUDA calls).
     device.select_device_of(device.device_of(paddle.zeros([1])))
     device.select_device_of(device.DeviceSpec("cpu"))
+
+
+@pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")), reason="needs nvcc to build a CUDA kernel")
+def test_tvm_ffi_callee_allocation_selects_the_inputs_device_first():
+    """Patch 0011: before the tvm-ffi call the adapter makes the first input's device current.
+
+    Here the inputs are CPU tensors (no GPU), so the selection is a no-op and the
+    generated host code then refuses them; what is checked is the order and
+    the device asked for (a recording wrapper around the real function).
+    """
+    proc = run_python(
+        """
+        import paddle, tilelang
+        import tilelang.language as T
+        from tilelang.paddle_runtime import device
+
+        def add(N=256, block=128):
+            @T.prim_func
+            def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"), C: T.Tensor((N,), "float32")):
+                with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+                    for i in T.Parallel(block):
+                        C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+            return main
+
+        seen, real = [], device.select_device_of
+        device.select_device_of = lambda spec: (seen.append(str(spec)), real(spec))[1]
+        k = tilelang.compile(add(), out_idx=[2], target={"kind": "cuda", "arch": "sm_90a"}, execution_backend="tvm_ffi")
+        assert k.adapter._ffi_callee_allocated_output_abi
+        try:
+            k(paddle.randn([256]), paddle.randn([256]))
+        except RuntimeError as exc:
+            print("refused:", exc)
+        print("selected:", seen)
+        """
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "selected: ['cpu']" in proc.stdout
+    assert "allocator anchor has the wrong device type" in proc.stdout

@@ -17,6 +17,7 @@ the same things wrong; the helper does them once:
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -80,6 +81,10 @@ def autograd_function(forward: Callable, backward: Callable | None = None, *, na
     RuntimeError
         At backward time, when the op has no ``backward``.
 
+    Paddle runs backward in C++ and re-raises errors from it as ``OSError``
+    ("(External) ... Error message in backward of GradNode<name>_PyLayer"),
+    whose text holds the ValueError/RuntimeError above.
+
     Examples
     --------
     >>> import paddle
@@ -98,59 +103,59 @@ def autograd_function(forward: Callable, backward: Callable | None = None, *, na
     """
     op_name = name or getattr(forward, "__name__", "autograd_function")
 
-    class _Op(paddle.autograd.PyLayer):
-        @staticmethod
-        def forward(ctx, *args: Any, **kwargs: Any):
-            tensors = [a for a in args if isinstance(a, paddle.Tensor)]
-            ctx.needs_input_grad = tuple(not t.stop_gradient for t in tensors)
-            ctx._tl_inputs = [(list(t.shape), t.dtype) for t in tensors]
-            ctx._tl_names = _tensor_names(forward, args)
-            out = forward(ctx, *args, **kwargs)
-            outs = out if isinstance(out, (tuple, list)) else (out,)
-            ctx._tl_outputs = [(list(o.shape), o.dtype, o.place) if isinstance(o, paddle.Tensor) else None for o in outs]
-            frozen = [o for o in outs if isinstance(o, paddle.Tensor) and o.dtype not in _FLOAT_DTYPES]
-            if frozen:
-                ctx.mark_non_differentiable(*frozen)
-            return out
+    def layer_forward(ctx, *args: Any, **kwargs: Any):
+        tensors = [a for a in args if isinstance(a, paddle.Tensor)]
+        ctx.needs_input_grad = tuple(not t.stop_gradient for t in tensors)
+        ctx._tl_inputs = [(list(t.shape), t.dtype) for t in tensors]
+        ctx._tl_names = _tensor_names(forward, args)
+        out = forward(ctx, *args, **kwargs)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        ctx._tl_outputs = [(list(o.shape), o.dtype, o.place) if isinstance(o, paddle.Tensor) else None for o in outs]
+        frozen = [o for o in outs if isinstance(o, paddle.Tensor) and o.dtype not in _FLOAT_DTYPES]
+        if frozen:
+            ctx.mark_non_differentiable(*frozen)
+        return out
 
-        @staticmethod
-        def backward(ctx, *grads: paddle.Tensor):
-            if backward is None:
-                raise RuntimeError(
-                    f"tilelang.paddle op '{op_name}' is not differentiable: it was made by autograd_function "
-                    "without a backward. Pass backward= to autograd_function, or set stop_gradient=True on its inputs."
-                )
-            ready = []
-            for grad, meta in zip(grads, ctx._tl_outputs):
-                if grad is None and meta is not None:
-                    shape, dtype, place = meta
-                    grad = paddle.zeros(shape, dtype=dtype, device=place)
-                ready.append(_contiguous(grad) if isinstance(grad, paddle.Tensor) else grad)
-            result = backward(ctx, *ready)
-            result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-            expected = len(ctx._tl_inputs)
-            if len(result) != expected:
+    def layer_backward(ctx, *grads: paddle.Tensor):
+        if backward is None:
+            raise RuntimeError(
+                f"tilelang.paddle op '{op_name}' is not differentiable: it was made by autograd_function "
+                "without a backward. Pass backward= to autograd_function, or set stop_gradient=True on its inputs."
+            )
+        ready = []
+        for grad, meta in zip(grads, ctx._tl_outputs):
+            if grad is None and meta is not None:
+                shape, dtype, place = meta
+                grad = paddle.zeros(shape, dtype=dtype, device=place)
+            ready.append(_contiguous(grad) if isinstance(grad, paddle.Tensor) else grad)
+        result = backward(ctx, *ready)
+        result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+        expected = len(ctx._tl_inputs)
+        if len(result) != expected:
+            raise ValueError(
+                f"backward of '{op_name}' returned {len(result)} gradient(s); expected {expected}, "
+                f"one per tensor argument ({', '.join(ctx._tl_names)})"
+            )
+        checked = []
+        for grad, needed, (shape, dtype), arg in zip(result, ctx.needs_input_grad, ctx._tl_inputs, ctx._tl_names):
+            if not needed or grad is None:
+                checked.append(None)  # Paddle refuses a gradient for an input with stop_gradient=True
+                continue
+            if list(grad.shape) != shape:
                 raise ValueError(
-                    f"backward of '{op_name}' returned {len(result)} gradient(s); expected {expected}, "
-                    f"one per tensor argument ({', '.join(ctx._tl_names)})"
+                    f"backward of '{op_name}': gradient for {arg} has shape {list(grad.shape)}, expected {shape}"
                 )
-            checked = []
-            for grad, needed, (shape, dtype), arg in zip(result, ctx.needs_input_grad, ctx._tl_inputs, ctx._tl_names):
-                if not needed or grad is None:
-                    checked.append(None)  # Paddle refuses a gradient for an input with stop_gradient=True
-                    continue
-                if list(grad.shape) != shape:
-                    raise ValueError(
-                        f"backward of '{op_name}': gradient for {arg} has shape {list(grad.shape)}, expected {shape}"
-                    )
-                if grad.dtype != dtype:
-                    raise ValueError(
-                        f"backward of '{op_name}': gradient for {arg} has dtype {grad.dtype}, expected {dtype}"
-                    )
-                checked.append(grad)
-            return tuple(checked) if len(checked) != 1 else checked[0]
+            if grad.dtype != dtype:
+                raise ValueError(
+                    f"backward of '{op_name}': gradient for {arg} has dtype {grad.dtype}, expected {dtype}"
+                )
+            checked.append(grad)
+        return tuple(checked) if len(checked) != 1 else checked[0]
 
-    _Op.__name__ = _Op.__qualname__ = f"{op_name}_PyLayer"
+    # A class per op, named after it: Paddle names the grad node (and its error reports) after the class.
+    layer_name = re.sub(r"\W", "_", op_name) + "_PyLayer"
+    _Op = type(layer_name, (paddle.autograd.PyLayer,),
+               {"forward": staticmethod(layer_forward), "backward": staticmethod(layer_backward)})
 
     def op(*args: Any, **kwargs: Any):
         return _Op.apply(*args, **kwargs)
