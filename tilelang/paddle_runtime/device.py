@@ -156,7 +156,9 @@ def _bind_select_gpu() -> Callable[[int], None]:
     calling thread in the driver, and every runtime copy in the process uses
     the thread's current driver context (CUDA Runtime API, "Interactions with
     the CUDA Driver API"). Only where those names are missing do we call the
-    preloaded libcudart instead (same effect, same reason).
+    preloaded libcudart instead (same effect, same reason). Leaving the device
+    switched is safe for Paddle: its ops set the device themselves. (Read from
+    the sources named here; not run: no GPU on our machines.)
     """
     from paddle.base import core
 
