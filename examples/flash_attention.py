@@ -21,7 +21,7 @@ import paddle
 
 import tilelang
 import tilelang.language as T
-from rmsnorm import time_us
+from common import paddle_sees_gpu, time_us
 
 
 def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=64, block_N=64, stages=1, threads=128):
@@ -101,7 +101,7 @@ def main(argv=None) -> int:
     parser.add_argument("--arch", help="compile for this arch (e.g. sm_90a) when there is no GPU")
     args = parser.parse_args(argv)
     program = flash_attention_fwd(args.batch, args.heads, args.seq, args.dim, args.causal)
-    if not (paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0):
+    if not paddle_sees_gpu():
         if args.arch and shutil.which("nvcc"):
             kernel = tilelang.compile(program, out_idx=[3], target={"kind": "cuda", "arch": args.arch})
             print(f"[compile only] flash-attention forward compiled for {args.arch} "

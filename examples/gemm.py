@@ -12,13 +12,12 @@ present (no GPU needed).
 """
 
 import argparse
-import shutil
 
 import paddle
 
 import tilelang
+from common import compile_for_arch, paddle_sees_gpu, synchronizer, time_us
 from quickstart import gemm_cpu, gemm_cuda
-from rmsnorm import time_us
 
 
 def main(argv=None) -> int:
@@ -30,15 +29,14 @@ def main(argv=None) -> int:
     parser.add_argument("--arch", help="also compile the CUDA kernels for this arch, e.g. sm_90a")
     args = parser.parse_args(argv)
     m, n, k = args.m, args.n, args.k
-    on_gpu = paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
+    on_gpu, sync = paddle_sees_gpu(), synchronizer(paddle_sees_gpu())
     if on_gpu:
-        kernel = tilelang.compile(gemm_cuda(m, n, k, dtype=args.dtype), out_idx=[2])
-        dtype, tol, sync = args.dtype, 2e-2, paddle.device.synchronize
+        kernel, dtype, tol = tilelang.compile(gemm_cuda(m, n, k, dtype=args.dtype), out_idx=[2]), args.dtype, 2e-2
     else:
         if m % 32 or n % 32 or k % 32:
             parser.error("on the CPU, --m/--n/--k must be multiples of 32 (the C kernel's tile)")
         kernel = tilelang.compile(gemm_cpu(m, n, k), out_idx=[2], target="c", execution_backend="cython")
-        dtype, tol, sync = "float32", 1e-4, lambda: None
+        dtype, tol = "float32", 1e-4
     where = "GPU" if on_gpu else "CPU"
     a, b = paddle.randn([m, k]).astype(dtype), paddle.randn([k, n]).astype(dtype)
     ref = paddle.matmul(a.astype("float32"), b.astype("float32"))
@@ -48,10 +46,8 @@ def main(argv=None) -> int:
     print(f"[{where}] {time_us(lambda: kernel(a, b), sync, iters=5):.1f} us per call (TileLang) vs "
           f"{time_us(lambda: paddle.matmul(a, b), sync, iters=5):.1f} us (paddle.matmul)"
           + ("" if on_gpu else "; the C target checks correctness, it is not a fast CPU backend"))
-    if args.arch and shutil.which("nvcc"):
-        for half in ("float16", "bfloat16"):
-            cuda = tilelang.compile(gemm_cuda(m, n, k, dtype=half), out_idx=[2], target={"kind": "cuda", "arch": args.arch})
-            print(f"compiled the {half} CUDA GEMM for {args.arch} ({len(cuda.get_kernel_source())} chars of CUDA source)")
+    for half in ("float16", "bfloat16"):
+        compile_for_arch(gemm_cuda(m, n, k, dtype=half), [2], args.arch, f"{half} GEMM")
     return 0 if ok else 1
 
 

@@ -12,13 +12,12 @@ the CUDA kernel for that architecture when nvcc is present (no GPU needed).
 """
 
 import argparse
-import shutil
-import time
 
 import paddle
 
 import tilelang
 import tilelang.language as T
+from common import compile_for_arch, paddle_sees_gpu, synchronizer, time_us
 
 EPS = 1e-6
 
@@ -66,28 +65,17 @@ def reference(x, w):
     return (xf * paddle.rsqrt((xf * xf).mean(axis=-1, keepdim=True) + EPS) * w.astype("float32")).astype(x.dtype)
 
 
-def time_us(fn, sync, iters=20) -> float:
-    fn()
-    sync()
-    start = time.perf_counter()
-    for _ in range(iters):
-        fn()
-    sync()
-    return (time.perf_counter() - start) / iters * 1e6
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=4096)
     parser.add_argument("--hidden", type=int, default=1024)
     parser.add_argument("--arch", help="also compile the CUDA kernel for this arch, e.g. sm_90a")
     args = parser.parse_args(argv)
-    on_gpu = paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
+    on_gpu, sync = paddle_sees_gpu(), synchronizer(paddle_sees_gpu())
     if on_gpu:
-        kernel = tilelang.compile(rmsnorm_cuda(args.hidden), out_idx=[2])
-        dtype, tol, sync = "float16", 2e-2, paddle.device.synchronize
+        kernel, dtype, tol = tilelang.compile(rmsnorm_cuda(args.hidden), out_idx=[2]), "float16", 2e-2
     else:
-        kernel, dtype, tol, sync = rmsnorm_cpu(args.hidden), "float32", 1e-4, lambda: None
+        kernel, dtype, tol = rmsnorm_cpu(args.hidden), "float32", 1e-4
     ok = True
     for rows in (1, 7, args.rows):  # one compiled kernel for every row count
         x = paddle.randn([rows, args.hidden]).astype(dtype)
@@ -99,9 +87,7 @@ def main(argv=None) -> int:
     tl_us, pd_us = time_us(lambda: kernel(x, w), sync), time_us(lambda: reference(x, w), sync)
     print(f"[{'GPU' if on_gpu else 'CPU'}] {tl_us:.1f} us per call (TileLang) vs {pd_us:.1f} us (Paddle ops)"
           + ("" if on_gpu else "; the C target checks correctness, it is not a fast CPU backend"))
-    if args.arch and shutil.which("nvcc"):
-        cuda = tilelang.compile(rmsnorm_cuda(args.hidden), out_idx=[2], target={"kind": "cuda", "arch": args.arch})
-        print(f"compiled the CUDA kernel for {args.arch} ({len(cuda.get_kernel_source())} chars of CUDA source)")
+    compile_for_arch(rmsnorm_cuda(args.hidden), [2], args.arch, "RMSNorm")
     print("OK" if ok else "MISMATCH")
     return 0 if ok else 1
 

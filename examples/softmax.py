@@ -11,13 +11,12 @@ compiles the CUDA kernel for that architecture when nvcc is present.
 """
 
 import argparse
-import shutil
 
 import paddle
 
 import tilelang
 import tilelang.language as T
-from rmsnorm import time_us
+from common import compile_for_arch, paddle_sees_gpu, synchronizer, time_us
 
 LOG2E = 1.4426950408889634  # exp(x) = exp2(x * log2(e))
 
@@ -73,12 +72,11 @@ def main(argv=None) -> int:
     parser.add_argument("--cols", type=int, default=1024)
     parser.add_argument("--arch", help="also compile the CUDA kernel for this arch, e.g. sm_90a")
     args = parser.parse_args(argv)
-    on_gpu = paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
+    on_gpu, sync = paddle_sees_gpu(), synchronizer(paddle_sees_gpu())
     if on_gpu:
-        kernel = tilelang.compile(softmax_cuda(args.cols), out_idx=[1])
-        dtype, tol, sync = "float16", 1e-2, paddle.device.synchronize
+        kernel, dtype, tol = tilelang.compile(softmax_cuda(args.cols), out_idx=[1]), "float16", 1e-2
     else:
-        kernel, dtype, tol, sync = softmax_cpu(args.cols), "float32", 1e-5, lambda: None
+        kernel, dtype, tol = softmax_cpu(args.cols), "float32", 1e-5
     where, ok = "GPU" if on_gpu else "CPU", True
     for rows in (1, 7, args.rows):  # one compiled kernel for every row count
         x = (paddle.randn([rows, args.cols]) * 3).astype(dtype)
@@ -90,9 +88,7 @@ def main(argv=None) -> int:
     pd_us = time_us(lambda: paddle.nn.functional.softmax(x, axis=-1), sync)
     print(f"[{where}] {tl_us:.1f} us per call (TileLang) vs {pd_us:.1f} us (paddle.nn.functional.softmax)"
           + ("" if on_gpu else "; the C target checks correctness, it is not a fast CPU backend"))
-    if args.arch and shutil.which("nvcc"):
-        cuda = tilelang.compile(softmax_cuda(args.cols), out_idx=[1], target={"kind": "cuda", "arch": args.arch})
-        print(f"compiled the CUDA kernel for {args.arch} ({len(cuda.get_kernel_source())} chars of CUDA source)")
+    compile_for_arch(softmax_cuda(args.cols), [1], args.arch, "softmax")
     print("OK" if ok else "MISMATCH")
     return 0 if ok else 1
 

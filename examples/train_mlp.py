@@ -16,10 +16,11 @@ import argparse
 import paddle
 
 import tilelang
+from common import paddle_sees_gpu
 from quickstart import gemm_cpu, gemm_cuda
 from tilelang.paddle import autograd_function
 
-ON_GPU = paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
+ON_GPU = paddle_sees_gpu()
 _KERNELS = {}
 
 
