@@ -10,6 +10,7 @@ one module per concern:
 - :mod:`.tensors`    output allocation, test-input supply, assert_close
 - :mod:`.timing`     do_bench reductions and CUDA-graph timing on Paddle
 - :mod:`.fast_launch` the Cython-backend launch fast path (hot loop in ``_launcher.pyx``)
+- :mod:`.tvm_ffi_call` the tvm_ffi backend's call with callee-allocated outputs
 - :mod:`.arguments`  errors for bad kernel arguments
 - :mod:`.torch_shim` the torch names Paddle's proxy lacks, for patched modules
 - :mod:`.dlpack`     zero-copy Paddle <-> tvm-ffi tensors for user code

@@ -1,34 +1,33 @@
-"""The tvm_ffi adapter on Paddle: outputs via our allocator, devices via the shim, the inputs' GPU current.
+"""The tvm_ffi adapter on Paddle: outputs via our allocator, devices via the shim, a lean callee-allocated call.
 
 File: tilelang/jit/adapter/tvm_ffi.py (the default backend for CUDA targets).
 Tensors cross into tvm-ffi zero-copy through ``paddle.Tensor.__dlpack_c_exchange_api__``,
 which tvm-ffi also uses for the call's stream (``current_work_stream`` of the
 first GPU tensor, so ``stream_guard`` is honored) and for its environment
 tensor allocator (``managed_tensor_allocator``; tvm_ffi/cython/
-tvm_ffi_python_helpers.h). Our stream/device providers are never called on
-this backend.
+tvm_ffi_python_helpers.h). Our stream providers are never called on this backend.
 
 1. Caller-allocated outputs and the allocator anchor come from
    ``torch.empty(*shape, dtype=, device=)``; through the shim these are Paddle
    tensors on the inputs' device, for every dtype.
 2. CUDA kernels here use callee-allocated outputs: the generated host code
    reads ``dev_id`` from the anchor (the first tensor input), allocates each
-   output with ``TVMFFIEnvTensorAlloc`` -> Paddle's allocator -> 
+   output with ``TVMFFIEnvTensorAlloc`` -> Paddle's allocator ->
    ``paddle::experimental::empty``, whose device context follows the thread's
    *current CUDA device* (paddle/phi/api/lib/kernel_dispatch.cc
    ``GetDeviceContextByBackend``), and only then calls ``__tvm_set_device``.
    With inputs on gpu:1 and the current device 0 the output landed on gpu:0 and
-   the host code's packed-ABI check refused it. We make the inputs' GPU
-   current first (:func:`tilelang.paddle_runtime.device.select_device_of`,
-   one Paddle C call when it already is), and read the anchor's device from
-   its place instead of ``Tensor.device`` (which builds a Device from a string).
+   the host code's packed-ABI check refused it. The adapter now returns
+   ``tilelang.paddle_runtime.tvm_ffi_call.callee_allocated_call(self)``, which
+   makes the inputs' GPU current first (one Paddle C call when it already is)
+   and does no other per-call work beyond what tvm-ffi needs.
 Forwarded: not-needed (the allocator's device rule is Paddle's). Checked against:
-0.1.15 (0.1.14 has no callee-allocated outputs). Drop when: never.
+0.1.14, 0.1.15. Drop when: never.
 """
 
 from ..patching import Edit, rebind_torch
 
-ANCHOR_DEVICE = "                device = allocator_anchor.device\n\n            self._prepare_torch_device(device)\n"
+CALLEE = "            return self._convert_ffi_callee_allocated_output_func()\n"
 
 PATCH = rebind_torch(
     name="0011_shim_torch_tvm_ffi_adapter",
@@ -37,18 +36,12 @@ PATCH = rebind_torch(
     extra_edits=(
         Edit(
             "from tilelang.engine.param import KernelParam\n",
-            "from tilelang.engine.param import KernelParam\nfrom tilelang.paddle_runtime import device as _paddle_device\n",
+            "from tilelang.engine.param import KernelParam\n"
+            "from tilelang.paddle_runtime import tvm_ffi_call as _paddle_tvm_ffi_call\n",
         ),
-        Edit(
-            ANCHOR_DEVICE,
-            "                device = _paddle_device.device_of(allocator_anchor)\n\n"
-            "            self._prepare_torch_device(device)\n"
-            "            # tilelang-paddle: Paddle's allocator (behind TVMFFIEnvTensorAlloc) allocates on the\n"
-            "            # current CUDA device; make it the inputs' GPU (see patch 0011).\n"
-            "            _paddle_device.select_device_of(device)\n",
-        ),
+        Edit(CALLEE, "            return _paddle_tvm_ffi_call.callee_allocated_call(self)  # tilelang-paddle patch 0011\n"),
     ),
     forwarded="not-needed",
-    checked_against=("0.1.15",),
+    checked_against=("0.1.14", "0.1.15"),
     drop_when="never",
 )

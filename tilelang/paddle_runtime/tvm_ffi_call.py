@@ -1,0 +1,66 @@
+"""The per-call path of tvm_ffi-backend kernels with callee-allocated outputs (TileLang's CUDA kernels).
+
+Patch 0011 returns :func:`callee_allocated_call` from the adapter's
+``_convert_torch_func`` in place of upstream's
+``_convert_ffi_callee_allocated_output_func``. Per call it does what tvm-ffi
+needs and nothing else: the argument count, the allocator anchor (the first
+tensor input, whose device the generated host code allocates outputs on), the
+inputs' GPU made current, and the executable call. Everything that does not
+change between calls is resolved here once: the exchange-API check, the
+output arity, the bound device functions; the executable on the first call.
+
+Why the device switch: the host code allocates outputs through
+``TVMFFIEnvTensorAlloc`` -> Paddle's exchange-API allocator, which allocates
+on the *current* CUDA device, and only afterwards calls ``__tvm_set_device``
+(see patch 0011 and :func:`.device._bind_select_gpu`). Upstream's NPU stream
+hook (``_prepare_torch_device``) is not called: it is for torch_npu, which a
+Paddle process does not have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import paddle
+
+from . import device as _device
+from .tensors import empty as _empty
+
+_NO_EXCHANGE_API = (
+    "TVM-FFI callee-allocated outputs need Paddle's DLPack exchange API "
+    "(paddle.Tensor.__dlpack_c_exchange_api__, Paddle >= 3.3); this Paddle lacks it"
+)
+
+
+def callee_allocated_call(adapter) -> Callable:
+    """The kernel's callable: ``call(*inputs)`` -> output tensor (or list of them)."""
+    expected = len(adapter.params) - len(adapter.result_idx)
+    single = len(adapter.result_idx) == 1
+    tensor_type = paddle.Tensor
+    has_api = hasattr(tensor_type, "__dlpack_c_exchange_api__")
+    # Bound now: a kernel is compiled after the control plane is set up, and the
+    # lookups would otherwise be repeated on every call.
+    device_of, select_device_of, current_device = _device.device_of, _device.select_device_of, _device.current_device
+    executable = None
+
+    def call(*inputs):
+        nonlocal executable
+        if len(inputs) != expected:
+            raise ValueError(f"Kernel expected {expected} inputs, but {len(inputs)} are provided.")
+        if not has_api:
+            raise RuntimeError(_NO_EXCHANGE_API)
+        anchor = next((value for value in inputs if isinstance(value, tensor_type)), None)
+        if anchor is None:
+            # No tensor input: a zero-element anchor on the current device carries
+            # the allocator and the device into the call (as upstream does).
+            spec = current_device()
+            anchor = _empty([0], paddle.float32, spec)
+        else:
+            spec = device_of(anchor)
+        select_device_of(spec)
+        if executable is None:
+            executable = adapter._get_executable()
+        result = executable(*inputs, anchor)
+        return result if single else list(result)
+
+    return call
