@@ -107,6 +107,9 @@ cdef enum:
 
 cdef const TLP_ExchangeAPI* _api = NULL
 
+#: (parameters, dimensions per buffer, symbolic dimensions) a Launcher can hold.
+LIMITS = (MAX_PARAMS, MAX_DIMS, MAX_DYN)
+
 
 def bind_exchange_api(tensor_type):
     """Bind Paddle's exchange API once; return its DLPack major version (1 is the layout above)."""

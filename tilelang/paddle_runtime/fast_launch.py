@@ -6,7 +6,7 @@ when the kernel fits, else ``slow`` (upstream's launcher) unchanged. A kernel
 fits when:
 
 - its target is the CPU (``c``/``llvm``) or CUDA;
-- every parameter is a buffer (no scalar or ``T.ptr`` parameters), at most 24;
+- every parameter is a buffer (no scalar or ``T.ptr`` parameters), within ``_launcher.LIMITS``;
 - every buffer is compact (upstream's ``static_contiguous_list``), of a byte-sized scalar dtype
   (no vector lanes, no sub-byte packing), each dimension a constant or a
   symbolic variable that an *input* carries (so outputs can be allocated).
@@ -107,6 +107,7 @@ def _mismatch_error(adapter, dyn_vars):
     params, buffer_map = list(adapter.prim_func.params), adapter.prim_func.buffer_map
     outputs = set(adapter.result_idx or [])
     inputs = [i for i in range(len(params)) if i not in outputs]
+    symbolic = {str(v) for v in dyn_vars}
 
     def describe(args):
         seen = {}
@@ -114,7 +115,7 @@ def _mismatch_error(adapter, dyn_vars):
             buf = buffer_map[params[i]]
             for k, d in enumerate(buf.shape):
                 name = str(d)
-                if name not in {str(v) for v in dyn_vars}:
+                if name not in symbolic:
                     continue
                 value = int(args[pos].shape[k])
                 if name in seen and seen[name][0] != value:
@@ -142,7 +143,8 @@ def prepare(adapter, slow):
         logger.debug("fast launcher not used for %s: %s", adapter.prim_func.attrs.get("global_symbol", "kernel"), built)
         return slow
     table, outputs_meta, dyn_vars = built
-    if len(table) > 24 or len(dyn_vars) > 8 or any(len(dims) > 8 for _, _, dims in table):
+    max_params, max_dims, max_dyn = _launcher.LIMITS
+    if len(table) > max_params or len(dyn_vars) > max_dyn or any(len(dims) > max_dims for _, _, dims in table):
         return slow
     cuda = kind == "cuda"
     lib = adapter.lib

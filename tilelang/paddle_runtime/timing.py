@@ -101,7 +101,7 @@ def bench_with_cudagraph(
     starts = [paddle.device.Event(enable_timing=True) for _ in range(n_retries)]
     ends = [paddle.device.Event(enable_timing=True) for _ in range(n_retries)]
     for start, end in zip(starts, ends):
-        cache.zero_()  # flush L2 before each replay, outside the timed region's graph
+        cache.zero_()  # flush L2 before each replay, ahead of the start event (untimed)
         start.record()
         graph.replay()
         end.record()
