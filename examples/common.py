@@ -1,19 +1,53 @@
-"""Small helpers the examples share: GPU detection, timing, compile-only CUDA builds."""
+"""Small helpers the examples share: argument types, GPU detection, timing, compile-only CUDA builds.
 
-import shutil
+Importing this module is cheap (Paddle and TileLang are imported inside the
+functions that need them), so an example can parse its arguments, and answer
+``--help``, before it pays for those imports.
+"""
+
+import argparse
+import re
 import time
 
-import paddle
+ARCH_PATTERN = r"sm_[1-9][0-9]{1,2}[af]?"
 
-import tilelang
+
+def arch_type(text: str) -> str:
+    """argparse ``type=`` for ``--arch``: a CUDA arch name (sm_80, sm_90a, sm_100a)."""
+    if re.fullmatch(ARCH_PATTERN, text) is None:
+        raise argparse.ArgumentTypeError(f"expected a CUDA arch such as sm_80, sm_90a or sm_100a, got {text!r}")
+    return text
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text}")
+    return value
+
+
+def parser(doc: str) -> argparse.ArgumentParser:
+    """An example's parser: its docstring's first line, defaults shown in ``--help``."""
+    return argparse.ArgumentParser(description=doc.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
 
 
 def paddle_sees_gpu() -> bool:
+    import paddle
+
     return paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
 
 
 def synchronizer(on_gpu: bool):
     """What to call before reading a clock: wait for the GPU, or nothing on the CPU."""
+    import paddle
+
     return paddle.device.synchronize if on_gpu else (lambda: None)
 
 
@@ -28,8 +62,27 @@ def time_us(fn, sync, iters=20) -> float:
     return (time.perf_counter() - start) / iters * 1e6
 
 
-def compile_for_arch(program, out_idx, arch: str | None, what: str) -> None:
-    """With ``--arch`` and nvcc present, compile ``program`` for that CUDA arch (no GPU needed) and say so."""
-    if arch and shutil.which("nvcc"):
+def compile_error(exc: Exception) -> str:
+    """nvcc's own error lines from a failed compile (TileLang's message starts with the whole CUDA source)."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if "nvcc" in ln.lower() or "error" in ln.lower()]
+    return "; ".join(lines[-3:]) or str(exc).strip().splitlines()[-1]
+
+
+def compile_for_arch(program, out_idx, arch, what: str) -> bool:
+    """With ``--arch`` and nvcc present, compile ``program`` for that CUDA arch (no GPU needed) and say so.
+
+    Returns False when nvcc refused it (after printing nvcc's reason, not the generated source).
+    """
+    import shutil
+
+    import tilelang
+
+    if not arch or not shutil.which("nvcc"):
+        return True
+    try:
         kernel = tilelang.compile(program, out_idx=out_idx, target={"kind": "cuda", "arch": arch})
-        print(f"compiled the {what} CUDA kernel for {arch} ({len(kernel.get_kernel_source())} chars of CUDA source)")
+    except Exception as exc:  # noqa: BLE001 - report nvcc's verdict in one line
+        print(f"could not compile the {what} CUDA kernel for {arch}: {compile_error(exc)}")
+        return False
+    print(f"compiled the {what} CUDA kernel for {arch} ({len(kernel.get_kernel_source())} chars of CUDA source)")
+    return True

@@ -6,22 +6,41 @@
 On the CPU the kernel is compiled for TileLang's C target and launched through
 the Cython backend; on a GPU it is the classic shared-memory/fragment GEMM.
 The result is checked against ``paddle.matmul``.
+(No `from __future__ import annotations`: TileLang evaluates kernel annotations.)
 """
 
-from __future__ import annotations
-
 import argparse
-import os
-import shutil
+import re
 import sys
-import tempfile
-import time
 
-import numpy as np
-import paddle
 
-import tilelang
-import tilelang.language as T
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--arch", help="also compile the CUDA GEMM for this arch (e.g. sm_80, sm_90a); "
+                        "explicit because without a GPU TileLang would guess sm_50, which nvcc 13 rejects")
+    parser.add_argument("--size", type=int, default=256, help="M = N = K; a multiple of 32 (the CPU kernel's tile)")
+    args = parser.parse_args(argv)
+    if args.size <= 0 or args.size % 32:
+        parser.error(f"--size must be a positive multiple of 32 (the CPU kernel's tile), got {args.size}")
+    if args.arch is not None and re.fullmatch(r"sm_[1-9][0-9]{1,2}[af]?", args.arch) is None:
+        parser.error(f"--arch: expected a CUDA arch such as sm_80, sm_90a or sm_100a, got {args.arch!r}")
+    return args
+
+
+if __name__ == "__main__":
+    parse_args()  # --help and argument errors answer before the seconds Paddle and TileLang take to import
+
+import os  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+import paddle  # noqa: E402
+
+import tilelang  # noqa: E402
+import tilelang.language as T  # noqa: E402
 
 
 def gemm_cuda(M, N, K, block_M=128, block_N=128, block_K=32, dtype="float16", accum_dtype="float32"):
@@ -106,11 +125,21 @@ def run(on_gpu: bool, M: int, N: int, K: int) -> bool:
     return ok
 
 
+def compile_error(exc: Exception) -> str:
+    """nvcc's own error lines from a failed compile (TileLang's message starts with the whole CUDA source)."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if "nvcc" in ln.lower() or "error" in ln.lower()]
+    return "; ".join(lines[-3:]) or str(exc).splitlines()[-1]
+
+
 def compile_cuda_only(arch: str, M: int, N: int, K: int) -> None:
     if shutil.which("nvcc") is None and not os.path.exists(os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc")):
         print(f"[CUDA {arch}] skipped: nvcc not found (set CUDA_HOME or install the CUDA toolkit)")
         return
-    kernel = tilelang.compile(gemm_cuda(M, N, K), out_idx=[2], target={"kind": "cuda", "arch": arch})
+    try:
+        kernel = tilelang.compile(gemm_cuda(M, N, K), out_idx=[2], target={"kind": "cuda", "arch": arch})
+    except Exception as exc:  # noqa: BLE001 - nvcc's verdict, without the generated source TileLang prepends
+        print(f"[CUDA {arch}] nvcc could not compile for {arch}: {compile_error(exc)}")
+        return
     path = os.path.join(tempfile.gettempdir(), f"tilelang_paddle_quickstart_gemm_{arch}.cu")
     with open(path, "w") as f:
         f.write(kernel.get_kernel_source())
@@ -118,11 +147,7 @@ def compile_cuda_only(arch: str, M: int, N: int, K: int) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--arch", help="also compile the CUDA GEMM for this arch (e.g. sm_80, sm_90a); "
-                        "explicit because without a GPU TileLang would guess sm_50, which nvcc 13 rejects")
-    parser.add_argument("--size", type=int, default=256, help="M = N = K (default 256)")
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
     on_gpu = paddle.device.cuda.device_count() > 0 if paddle.is_compiled_with_cuda() else False
     print(f"tilelang-paddle {tilelang.__version__}, Paddle {paddle.__version__}, "
           f"{'GPU' if on_gpu else 'CPU (Paddle sees no GPU)'}")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib.metadata as md
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 import zipfile
 from email.parser import Parser
 

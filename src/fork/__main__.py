@@ -1,4 +1,4 @@
-"""``python -m src.fork {list,check,stage,release,bump}`` (run from the repository root).
+"""``python -m src.fork COMMAND`` (run from the repository root): the build tooling's command line.
 
 list            the patch series in apply order, with each patch's reason
 check [VER]     check every patch's precondition against upstream VER (default: the pin)
@@ -13,6 +13,7 @@ bump X.Y.Z      pin upstream X.Y.Z: rewrite 3rdparty/upstream.toml and pyproject
 
 from __future__ import annotations
 
+import argparse
 import sys
 import zipfile
 from pathlib import Path
@@ -64,29 +65,41 @@ def cmd_bump(version: str) -> int:
     return status
 
 
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m src.fork", description="Build tooling of tilelang-paddle: the upstream pin, the patch series, staging, releases",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub.add_parser("list", help="the patch series in apply order, with each patch's reason")
+    check = sub.add_parser("check", help="check every patch's precondition against an upstream version; builds nothing")
+    check.add_argument("version", nargs="?", metavar="VER", help="upstream version or a local wheel path (default: the pin)")
+    stage_p = sub.add_parser("stage", help="verify the pin, unpack, patch and overlay into OUT")
+    stage_p.add_argument("out", metavar="OUT", help="staging directory")
+    release = sub.add_parser("release", help="build the sdist and the manylinux wheel into OUT and check both")
+    release.add_argument("out", metavar="OUT", help="output directory for the two artifacts")
+    bump_p = sub.add_parser("bump", help="pin upstream X.Y.Z and rewrite the metadata, then check")
+    bump_p.add_argument("version", metavar="X.Y.Z", help="the upstream tilelang version to pin")
+    return parser
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__)
-        return 0
+    args = _parser().parse_args(argv)  # --help and usage errors exit here, before anything is built
     try:
-        if argv[0] == "list":
+        if args.command == "list":
             return cmd_list()
-        if argv[0] == "check":
-            return cmd_check(argv[1] if len(argv) > 1 else None)
-        if argv[0] == "stage" and len(argv) == 2:
-            print(f"staged patched upstream into {stage(Path(argv[1]))}")
+        if args.command == "check":
+            return cmd_check(args.version)
+        if args.command == "stage":
+            print(f"staged patched upstream into {stage(Path(args.out))}")
             return 0
-        if argv[0] == "release" and len(argv) == 2:
+        if args.command == "release":
             from .release import main as release_main
 
-            return release_main(argv[1])
-        if argv[0] == "bump" and len(argv) == 2:
-            return cmd_bump(argv[1])
+            return release_main(args.out)
+        return cmd_bump(args.version)
     except (PinError, PatchDrift, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(__doc__, file=sys.stderr)
-    return 2
 
 
 if __name__ == "__main__":

@@ -15,7 +15,11 @@ import hashlib
 import os
 import subprocess
 import sys
-import tomllib
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser as a package (a build requirement there)
+    import tomli as tomllib
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -61,7 +61,7 @@ EXCLUDE = {
 }
 
 SDIST_FILES = ("pyproject.toml", "CMakeLists.txt", "README.md", "LICENSE", "PKG-INFO")
-SDIST_TREES = ("3rdparty", "src/fork", "tilelang")
+SDIST_TREES = ("3rdparty", "src/fork", "src/tilelang_paddle", "tilelang")
 
 
 class ReleaseError(RuntimeError):
@@ -116,8 +116,8 @@ def check_wheel_tag(wheel: Path) -> dict:
     unexpected = [lib for lib in report.get("external_libs", {}) if not any(_glob_to_regex(p).match(lib) for p in EXCLUDE)]
     if unexpected:
         raise ReleaseError(f"{wheel.name}: links libraries that are neither bundled nor excluded: {unexpected}")
-    if f"-{PLATFORM}.whl" not in wheel.name or "-cp39-abi3-" not in wheel.name:
-        raise ReleaseError(f"{wheel.name}: expected a cp39-abi3-{PLATFORM} wheel")
+    if f"-{PLATFORM}.whl" not in wheel.name or "-cp310-abi3-" not in wheel.name:
+        raise ReleaseError(f"{wheel.name}: expected a cp310-abi3-{PLATFORM} wheel")
     return report
 
 

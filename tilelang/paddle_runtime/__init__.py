@@ -15,7 +15,9 @@ one module per concern:
 - :mod:`.torch_shim` the torch names Paddle's proxy lacks, for patched modules
 - :mod:`.dlpack`     zero-copy Paddle <-> tvm-ffi tensors for user code
 - :mod:`.settings`   the ``TILELANG_PADDLE_*`` variables read at run time
-- :mod:`.doctor`     ``tilelang-paddle doctor``
+
+(``tilelang-paddle doctor`` and the tvm-ffi version check live in the
+``tilelang_paddle`` package beside this one: they must work without Paddle.)
 
 Upstream files reach it only through the patches in ``src/fork/patches``.
 """

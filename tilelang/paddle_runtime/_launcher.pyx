@@ -11,8 +11,8 @@ nothing but the read-only table.
 
 Anything off the happy path (keyword arguments, a non-tensor, a dtype, shape,
 stride or device the table does not accept, a Paddle error) is handed to the
-kernel's regular launcher, so every error keeps upstream's message and every
-case upstream accepts still works.
+kernel's regular launcher, so every error is raised there (in the user's words,
+see :mod:`.arguments`) and every case upstream accepts still works.
 """
 
 from cpython.pycapsule cimport PyCapsule_GetPointer
@@ -177,6 +177,9 @@ cdef class Launcher:
                 dyn[-1 - want] = t.shape[k]
                 bound[-1 - want] = 1
         if t.strides != NULL:  # NULL means compact row-major
+            for k in range(t.ndim):
+                if t.shape[k] == 0:  # zero-size: no element is addressed, and Paddle reports strides of 0
+                    return 0
             expected_stride = 1
             for k in range(t.ndim - 1, -1, -1):
                 if t.shape[k] != 1 and t.strides[k] != expected_stride:

@@ -5,7 +5,10 @@
    torch proxy, whether or not the user called
    ``paddle.enable_compat(scope={"tilelang"})`` first; code outside the scope
    keeps seeing no torch.
-3. Preload libcudart with RTLD_GLOBAL (see :mod:`.preload`).
+3. Refuse an apache-tvm-ffi outside the range upstream's libraries were built
+   against, with the install command (``tilelang_paddle.tvm_ffi_version``), before
+   upstream fails on it with a registry error.
+4. Preload libcudart with RTLD_GLOBAL (see :mod:`.preload`).
 """
 
 from __future__ import annotations
@@ -77,7 +80,13 @@ def site_dirs(paddle) -> list[str]:
 def install(module_globals: dict) -> None:
     paddle = require_paddle()
     enable_scope(paddle, module_globals)
+    from tilelang_paddle import tvm_ffi_version  # beside tilelang, so the doctor can use it without Paddle
+
     from . import preload
+
+    mismatch = tvm_ffi_version.problem()
+    if mismatch:
+        raise ImportError(mismatch)
 
     cuda_build = bool(paddle.is_compiled_with_cuda())
     # paddle.version.cuda() is the string 'False' on CPU builds, hence the guard.

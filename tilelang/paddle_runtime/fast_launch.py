@@ -13,8 +13,10 @@ fits when:
 
 Per call the launcher accepts only Paddle tensors whose dtype, rank, static
 extents and device type match the table and whose strides are row-major
-(size-1 dimensions ignored, as ``Tensor.is_contiguous`` does); every other
-call goes to ``slow``, which raises upstream's messages. One check is the fast
+(size-1 dimensions ignored, as ``Tensor.is_contiguous`` does; any strides for a
+zero-size tensor, which Paddle reports as 0); every other
+call goes to ``slow``, whose errors name the argument (upstream's messages, or
+:mod:`.arguments`' where upstream's would mislead). One check is the fast
 path's own: a symbolic dimension carried by several inputs must have one
 value (upstream would pass the first and let the kernel read out of bounds).
 
@@ -29,6 +31,7 @@ import logging
 import paddle
 from paddle import _C_ops
 
+from . import arguments as _arguments
 from . import device as _device
 from . import settings
 from .dtypes import to_paddle
@@ -132,7 +135,12 @@ def _mismatch_error(adapter, dyn_vars):
 
 
 def prepare(adapter, slow):
-    """The kernel's fast launcher, or ``slow`` when it does not fit (see module docstring)."""
+    """The kernel's fast launcher, or ``slow`` when it does not fit (see module docstring).
+
+    ``slow`` is first wrapped by :func:`.arguments.diagnosed`, so a bad call says
+    what was wrong whichever launcher took it.
+    """
+    slow = _arguments.diagnosed(adapter.prim_func, adapter.result_idx, slow, paddle.Tensor)
     if _launcher is None or _API_MAJOR != 1 or not settings.fast_launch():
         return slow
     kind = adapter.target.kind.name

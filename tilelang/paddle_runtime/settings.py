@@ -26,3 +26,12 @@ FAST_LAUNCH = "TILELANG_PADDLE_FAST_LAUNCH"
 
 def fast_launch(environ=os.environ) -> bool:
     return environ.get(FAST_LAUNCH, "1") != "0"
+
+#: Level of the ``tilelang`` logger at import (a name such as ``INFO`` or ``DEBUG``).
+#: Upstream starts at INFO, which prints compile and cache logs on every run of an
+#: installed package; we start at WARNING. ``tilelang.set_log_level`` still works after import.
+LOG_LEVEL = "TILELANG_PADDLE_LOG_LEVEL"
+
+
+def log_level(environ=os.environ) -> str:
+    return environ.get(LOG_LEVEL, "WARNING").upper() or "WARNING"

@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 import paddle
 
+from . import arguments as _arguments
 from . import device as _device
 from .tensors import empty as _empty
 
@@ -46,7 +47,8 @@ def callee_allocated_call(adapter) -> Callable:
     def call(*inputs):
         nonlocal executable
         if len(inputs) != expected:
-            raise ValueError(f"Kernel expected {expected} inputs, but {len(inputs)} are provided.")
+            signature = _arguments.Signature(adapter.prim_func, adapter.result_idx)
+            raise _arguments.diagnose(signature, inputs, {}, tensor_type)
         if not has_api:
             raise RuntimeError(_NO_EXCHANGE_API)
         anchor = next((value for value in inputs if isinstance(value, tensor_type)), None)

@@ -8,7 +8,9 @@ turned into a raw pointer (None into NULL), so the kernel dereferences it and
 the process dies with SIGSEGV. We allocate through ``tilelang.paddle_runtime.tensors.empty`` on
 the inputs' device and raise a TypeError naming the parameter instead
 (``TILELANG_PADDLE_ALLOW_NULL_BUFFERS=1`` keeps upstream's None-as-NULL for
-kernels that check their pointers).
+kernels that check their pointers). Zero-size tensors (an empty batch) pass the
+stride and contiguity checks: Paddle reports their strides as 0, torch as
+row-major, and no element is addressed either way.
 Per-call costs Paddle makes visible are removed on the way: torch names are
 read through the caching shim (Paddle's proxy resolves each in Python), the
 dtype->ctypes table is built once instead of per call, dtypes compare by
@@ -27,7 +29,7 @@ NONE = "            elif tensor is None:\n"
 PATCH = Patch(
     name="0006_route_cython_launcher",
     file="tilelang/jit/adapter/cython/cython_wrapper.pyx",
-    reason="Paddle outputs on the inputs' device; TypeError instead of SIGSEGV; readable dtype errors; no per-call rebuilds",
+    reason="Paddle outputs on the inputs' device; TypeError instead of SIGSEGV; readable dtype errors; zero-size tensors; no per-call rebuilds",
     edits=(
         Edit(
             "import torch\n",
@@ -66,6 +68,11 @@ PATCH = Patch(
             NONE + "                if not _arguments.ALLOW_NULL_BUFFERS and _arguments.is_buffer(self.buffer_dtype_map, i):\n"
             "                    raise _arguments.not_a_tensor(self.buffer_dtype_map, self.params, i, tensor)\n",
         ),
+        # A zero-size tensor addresses no element; Paddle reports its strides as 0 (shape [0, 4]: [0, 4]).
+        Edit("                if tensor.shape[stride_idx] == 1:\n",
+             "                if tensor.shape[stride_idx] == 1 or 0 in tensor.shape:\n"),
+        Edit("            if not tensor.is_contiguous():\n",
+             "            if not tensor.is_contiguous() and 0 not in tensor.shape:\n"),
         Edit('raise ValueError(f"Unsupported tensor type: {type(tensor)}")',
              "raise _arguments.not_a_tensor(self.buffer_dtype_map, self.params, i, tensor)"),
     ),

@@ -1,0 +1,7 @@
+"""``python -m tilelang_paddle ...``: the same as the ``tilelang-paddle`` command."""
+
+import sys
+
+from .doctor import main
+
+sys.exit(main(prog="python -m tilelang_paddle"))

@@ -1,0 +1,141 @@
+"""``tilelang-paddle doctor [--json]``: one screen about this install, for debugging it.
+
+Each row is ``(name, value)``. What needs no Paddle (our version, tvm-ffi,
+torch, nvcc) is reported first and always; Paddle and TileLang are imported
+inside ``try`` so that a missing Paddle or a broken import is a row, not a
+traceback. The exit status is 1 when something stops ``import tilelang``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as md
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from . import tvm_ffi_version
+
+PADDLE_HINT = ("pip install 'paddlepaddle>=3.3' (CPU), or paddlepaddle-gpu>=3.3 from PaddlePaddle's "
+               "package index for your CUDA version")
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return md.version(dist)
+    except md.PackageNotFoundError:
+        return None
+
+
+def _nvcc(cuda_home: str | None) -> str:
+    candidates = [shutil.which("nvcc")]
+    if cuda_home:
+        candidates.append(os.path.join(cuda_home, "bin", "nvcc"))
+    for path in filter(None, candidates):
+        if os.path.exists(path):
+            try:
+                out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+                release = next((ln.split("release", 1)[1].strip() for ln in out.splitlines() if "release" in ln), "?")
+            except (OSError, subprocess.SubprocessError):
+                release = "version unknown"
+            return f"{path} (release {release})"
+    return "not found (CUDA kernels cannot be compiled; set CUDA_HOME or install the CUDA toolkit)"
+
+
+def _nvrtc() -> str:
+    try:
+        import cuda.bindings  # noqa: F401
+
+        return "cuda-python installed (NVRTC backend available)"
+    except ImportError:
+        return "cuda-python not installed (NVRTC backend unavailable; tvm_ffi and cython backends unaffected)"
+
+
+def _compat_state() -> str:
+    from paddle.compat import proxy
+
+    finder = getattr(proxy, "TORCH_PROXY_FINDER", None)
+    if finder is None or finder not in sys.meta_path:
+        return "torch proxy not installed"
+    if finder._globally_enabled:
+        return "torch proxy enabled globally (every module's `import torch` gets Paddle)"
+    return f"torch proxy enabled for scope {sorted(finder._local_enabled_scope)}"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"
+
+
+def report() -> tuple[list[tuple[str, str]], bool]:
+    """``(rows, ok)``: ``ok`` is False when ``import tilelang`` cannot work as installed."""
+    ours = _version("tilelang-paddle")
+    rows = [("tilelang-paddle", f"{ours} (upstream tilelang {ours.split('.post')[0]})" if ours
+             else "not installed as a distribution (running from a source tree?)")]
+    ok = True
+    tvm_ffi = _version("apache-tvm-ffi")
+    tvm_problem = tvm_ffi_version.problem()
+    rows.append(("tvm-ffi", f"{tvm_ffi or 'not installed'}" + (f" — PROBLEM: {tvm_problem}" if tvm_problem else "")))
+    ok &= tvm_problem is None
+    torch = _version("torch")
+    rows.append(("torch", "INSTALLED: not needed by tilelang-paddle; tilelang still uses Paddle" if torch
+                 else "not installed (as intended)"))
+    try:
+        import paddle
+    except ImportError as exc:
+        rows.append(("Paddle", f"not installed ({_first_line(exc)}); install it: {PADDLE_HINT}"))
+        rows.append(("nvcc", _nvcc(os.environ.get("CUDA_HOME"))))
+        return rows, False
+    cuda_build = bool(paddle.is_compiled_with_cuda())
+    gpus = paddle.device.cuda.device_count() if cuda_build else 0
+    build = f"GPU build, CUDA {paddle.version.cuda()}, {gpus} GPU(s) visible" if cuda_build else "CPU-only build"
+    rows.append(("Paddle", f"{paddle.__version__} ({build})"))
+    try:
+        import tilelang
+        from tilelang.env import env
+        from tilelang.paddle_runtime import preload
+    except Exception as exc:  # noqa: BLE001 - the doctor reports, never crashes
+        rows.append(("import tilelang", f"FAILED: {_first_line(exc)}"))
+        rows.append(("nvcc", _nvcc(os.environ.get("CUDA_HOME"))))
+        return rows, False
+    rows[0] = ("tilelang-paddle", f"{tilelang.__version__} (upstream tilelang {tilelang.__version__.split('.post')[0]}) "
+                                  f"at {os.path.dirname(tilelang.__file__)}")
+    r = preload.last_result()
+    if r is None:
+        rows.append(("libcudart", "preload did not run"))
+    else:
+        rows.append(("libcudart", f"{r.path or 'none loaded'} — {r.reason}; {len(r.tried)} candidate(s) skipped before it"))
+    rows.append(("nvcc", _nvcc(env.CUDA_HOME)))
+    rows.append(("NVRTC", _nvrtc()))
+    rows.append(("kernel cache", f"{env.TILELANG_CACHE_DIR} ({'enabled' if tilelang.is_cache_enabled() else 'disabled'})"))
+    rows.append(("compat", _compat_state()))
+    try:
+        from tilelang.backend.target import determine_target
+
+        rows.append(("default target", str(determine_target("auto"))))
+    except Exception as exc:  # noqa: BLE001
+        rows.append(("default target", f"cannot auto-detect ({type(exc).__name__}: {exc}); pass target= explicitly"))
+    return rows, ok
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="tilelang-paddle: TileLang on PaddlePaddle")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    doctor = sub.add_parser("doctor", help="report this install's state on one screen (versions, CUDA, cache)",
+                            description="Report this install's state: versions, CUDA runtime, nvcc, kernel cache.")
+    doctor.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    return parser
+
+
+def main(argv: list[str] | None = None, prog: str = "tilelang-paddle") -> int:
+    args = _parser(prog).parse_args(sys.argv[1:] if argv is None else argv)
+    rows, ok = report()
+    if args.json:
+        print(json.dumps({"ok": ok, **dict(rows)}, indent=2))
+    else:
+        width = max(len(k) for k, _ in rows)
+        for key, value in rows:
+            print(f"{key:>{width}} : {value}")
+    return 0 if ok else 1
