@@ -24,10 +24,21 @@ import tilelang.language as T
 from common import paddle_sees_gpu, time_us
 
 
-def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=64, block_N=64, stages=1, threads=128):
+def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block_N=128, stages=2, threads=256):
+    """Flash-attention forward for ``[batch, seq, heads, dim]`` float16 Q, K, V.
+
+    Defaults are for Hopper (H100/H200): 128x128 tiles, two pipeline stages and two
+    warpgroups (256 threads), as upstream TileLang's Hopper flash-attention example;
+    measured on an H200 with upstream tilelang 0.1.15 on torch (README, "GPU kernels").
+
+    Any ``seq``: key rows past the end of the sequence are masked out of the
+    softmax (their tile is zero-filled by ``T.copy``, which a plain softmax would
+    count); causal attention never visits a tile above the diagonal.
+    """
     scale = 1.0 / math.sqrt(dim) * 1.4426950408889634  # softmax via exp2: fold log2(e) into the scale
     shape = [batch, seq, heads, dim]
     dtype, acc = "float16", "float32"
+    ragged = seq % block_N != 0  # the last key tile runs past the sequence
 
     @T.prim_func
     def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), V: T.Tensor(shape, dtype), O: T.Tensor(shape, dtype)):
@@ -49,29 +60,37 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=64, block_
             T.fill(out, 0)
             T.fill(row_sum, 0)
             T.fill(row_max, -T.infinity(acc))
-            tiles = T.ceildiv((bq + 1) * block_M, block_N) if causal else T.ceildiv(seq, block_N)
+            tiles = T.ceildiv(seq, block_N)
+            if causal:  # tiles wholly above the diagonal are never loaded
+                tiles = T.min(tiles, T.ceildiv((bq + 1) * block_M, block_N))
             for t in T.Pipelined(tiles, num_stages=stages):
                 T.copy(K[b, t * block_N:(t + 1) * block_N, h, :], k)
-                if causal:
+                if causal:  # scores start at 0 (kept) or -inf (masked)
                     for i, j in T.Parallel(block_M, block_N):
-                        s[i, j] = T.if_then_else(bq * block_M + i >= t * block_N + j, 0, -T.infinity(acc))
+                        s[i, j] = T.if_then_else((bq * block_M + i >= t * block_N + j) & (t * block_N + j < seq),
+                                                 0, -T.infinity(acc))
+                elif ragged:
+                    for i, j in T.Parallel(block_M, block_N):
+                        s[i, j] = T.if_then_else(t * block_N + j < seq, 0, -T.infinity(acc))
                 else:
                     T.clear(s)
                 T.gemm(q, k, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-                T.copy(V[b, t * block_N:(t + 1) * block_N, h, :], v)
-                # Online softmax: rescale what was accumulated under the old row maximum.
+                # Online softmax: the running maximum and sum updated with this tile.
                 T.copy(row_max, prev_max)
+                T.fill(row_max, -T.infinity(acc))
                 T.reduce_max(s, row_max, dim=1, clear=False)
                 for i in T.Parallel(block_M):
+                    row_max[i] = T.max(row_max[i], prev_max[i])
                     rescale[i] = T.exp2(prev_max[i] * scale - row_max[i] * scale)
-                for i, j in T.Parallel(block_M, dim):
-                    out[i, j] *= rescale[i]
                 for i, j in T.Parallel(block_M, block_N):
                     s[i, j] = T.exp2(s[i, j] * scale - row_max[i] * scale)
                 T.reduce_sum(s, tile_sum, dim=1)
                 for i in T.Parallel(block_M):
                     row_sum[i] = row_sum[i] * rescale[i] + tile_sum[i]
                 T.copy(s, p)
+                for i, j in T.Parallel(block_M, dim):  # rescale what was accumulated under the old maximum
+                    out[i, j] *= rescale[i]
+                T.copy(V[b, t * block_N:(t + 1) * block_N, h, :], v)
                 T.gemm(p, v, out, policy=T.GemmWarpPolicy.FullRow)
             for i, j in T.Parallel(block_M, dim):
                 out[i, j] /= row_sum[i]

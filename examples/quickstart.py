@@ -43,17 +43,23 @@ import tilelang  # noqa: E402
 import tilelang.language as T  # noqa: E402
 
 
-def gemm_cuda(M, N, K, block_M=128, block_N=128, block_K=32, dtype="float16", accum_dtype="float32"):
-    """Tiled GEMM for NVIDIA GPUs: tiles staged in shared memory, accumulated in registers."""
+def gemm_cuda(M, N, K, block_M=128, block_N=128, block_K=32, dtype="float16", accum_dtype="float32",
+              stages=3, threads=128, swizzle=0):
+    """Tiled GEMM for NVIDIA GPUs: tiles staged in shared memory, accumulated in registers.
+
+    ``swizzle`` > 0 launches the tiles in panels of that many columns
+    (``T.use_swizzle``), so neighbouring blocks share their A and B tiles in L2.
+    """
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
             A_shared = T.alloc_shared((block_M, block_K), dtype)
             B_shared = T.alloc_shared((block_K, block_N), dtype)
             C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.use_swizzle(panel_size=max(swizzle, 1), enable=swizzle > 0)
             T.clear(C_local)
-            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=stages):
                 T.copy(A[by * block_M, ko * block_K], A_shared)
                 T.copy(B[ko * block_K, bx * block_N], B_shared)
                 T.gemm(A_shared, B_shared, C_local)

@@ -41,21 +41,35 @@ def rmsnorm_cpu(hidden: int, dtype: str = "float32"):
 
 
 def rmsnorm_cuda(hidden: int, dtype: str = "float16", threads: int = 128):
-    """One block per row: the row in registers, a block-wide sum of squares, the scaled row back."""
+    """One block per row: the row in registers, a block-wide sum of squares, the scaled row back.
+
+    Any ``hidden``: the row's fragment is padded to a multiple of ``threads``
+    (TileLang finds no thread layout for a ragged one); the padding reads as 0
+    and is never stored.
+    """
     rows = T.dynamic("rows")
+    padded = -(-hidden // threads) * threads
+    ragged = padded != hidden
 
     @T.prim_func
     def main(X: T.Tensor((rows, hidden), dtype), W: T.Tensor((hidden,), dtype), Y: T.Tensor((rows, hidden), dtype)):
         with T.Kernel(rows, threads=threads) as r:
-            x = T.alloc_fragment((hidden,), "float32")
-            sq = T.alloc_fragment((hidden,), "float32")
+            x = T.alloc_fragment((padded,), "float32")
+            sq = T.alloc_fragment((padded,), "float32")
             total = T.alloc_fragment((1,), "float32")
-            for j in T.Parallel(hidden):
-                x[j] = X[r, j]
+            for j in T.Parallel(padded):
+                if ragged:
+                    x[j] = T.if_then_else(j < hidden, X[r, j], 0)
+                else:
+                    x[j] = X[r, j]
                 sq[j] = x[j] * x[j]
             T.reduce_sum(sq, total, dim=0)
-            for j in T.Parallel(hidden):
-                Y[r, j] = x[j] * T.rsqrt(total[0] / hidden + EPS) * W[j]
+            for j in T.Parallel(padded):
+                if ragged:
+                    if j < hidden:
+                        Y[r, j] = x[j] * T.rsqrt(total[0] / hidden + EPS) * W[j]
+                else:
+                    Y[r, j] = x[j] * T.rsqrt(total[0] / hidden + EPS) * W[j]
 
     return main
 

@@ -44,24 +44,38 @@ def softmax_cpu(cols: int, dtype: str = "float32"):
 
 
 def softmax_cuda(cols: int, dtype: str = "float16", threads: int = 128):
-    """One block per row: the row in registers, block-wide max and sum reductions."""
+    """One block per row: the row in registers, block-wide max and sum reductions.
+
+    Any column count: the row is held in a fragment padded to a multiple of
+    ``threads`` (TileLang lays a fragment out over the block's threads, and finds
+    no layout for a ragged one), the padding reads as -inf and is never stored.
+    """
     rows = T.dynamic("rows")
+    padded = -(-cols // threads) * threads
+    ragged = padded != cols
 
     @T.prim_func
     def main(X: T.Tensor((rows, cols), dtype), Y: T.Tensor((rows, cols), dtype)):
         with T.Kernel(rows, threads=threads) as r:
-            x = T.alloc_fragment((cols,), "float32")
-            e = T.alloc_fragment((cols,), "float32")
+            x = T.alloc_fragment((padded,), "float32")
+            e = T.alloc_fragment((padded,), "float32")
             top = T.alloc_fragment((1,), "float32")
             total = T.alloc_fragment((1,), "float32")
-            for j in T.Parallel(cols):
-                x[j] = X[r, j]
+            for j in T.Parallel(padded):
+                if ragged:
+                    x[j] = T.if_then_else(j < cols, X[r, j], -T.infinity("float32"))
+                else:
+                    x[j] = X[r, j]
             T.reduce_max(x, top, dim=0)
-            for j in T.Parallel(cols):
+            for j in T.Parallel(padded):
                 e[j] = T.exp2((x[j] - top[0]) * LOG2E)
             T.reduce_sum(e, total, dim=0)
-            for j in T.Parallel(cols):
-                Y[r, j] = e[j] / total[0]
+            for j in T.Parallel(padded):
+                if ragged:
+                    if j < cols:
+                        Y[r, j] = e[j] / total[0]
+                else:
+                    Y[r, j] = e[j] / total[0]
 
     return main
 

@@ -40,7 +40,8 @@ cdef extern from *:
     /* The compiled `call` entry takes only pointer-sized integer-class arguments
        (buffer pointers, int64 dimensions, the stream) and returns int32; under the
        x86-64 and AArch64 C ABIs such a call is the same whatever the declared
-       integer/pointer types, so one cast per arity covers every kernel. */
+       integer/pointer types, so one cast per arity covers every kernel. Arities 0..33
+       = MAX_PARAMS + MAX_DYN + 1 (the stream): every kernel the limits admit. */
     static int32_t tlp_call(void* fn, int n, intptr_t* a) {
       switch (n) {
     case 0: return ((int32_t (*)(void))fn)();
@@ -76,6 +77,7 @@ cdef extern from *:
     case 30: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29]);
     case 31: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30]);
     case 32: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31]);
+    case 33: return ((int32_t (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t))fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31], a[32]);
       }
       return -100000;
     }
@@ -107,8 +109,10 @@ cdef enum:
 
 cdef const TLP_ExchangeAPI* _api = NULL
 
-#: (parameters, dimensions per buffer, symbolic dimensions) a Launcher can hold.
+#: (parameters, dimensions per buffer, symbolic dimensions) a Launcher can hold. tlp_call
+#: dispatches every arity up to MAX_PARAMS + MAX_DYN + 1 (the stream), so all of them fit.
 LIMITS = (MAX_PARAMS, MAX_DIMS, MAX_DYN)
+MAX_CALL_ARGS = MAX_PARAMS + MAX_DYN + 1
 
 
 def bind_exchange_api(tensor_type):
@@ -122,6 +126,7 @@ cdef class Launcher:
     """One compiled kernel's prepared call (built by :func:`.fast_launch.prepare`)."""
 
     cdef object slow, tensor_type, outputs_meta, launch_stream, place_for, empty, error_text, mismatch, default_device
+    cdef object select_gpu
     cdef void* fn
     cdef int n_params, n_inputs, n_outputs, n_dyn, device_type
     cdef int is_output[MAX_PARAMS]
@@ -132,15 +137,21 @@ cdef class Launcher:
     cdef uint16_t lanes[MAX_PARAMS]
 
     def __init__(self, slow, intptr_t fn, int device_type, list params, list outputs_meta, int n_dyn,
-                 tensor_type, launch_stream, place_for, empty, error_text, mismatch, default_device):
-        """``params``: per parameter ``(is_output, (code, bits, lanes), dims)``; see fast_launch.prepare."""
+                 tensor_type, launch_stream, place_for, empty, error_text, mismatch, default_device,
+                 select_gpu=None):
+        """``params``: per parameter ``(is_output, (code, bits, lanes), dims)``; see fast_launch.prepare.
+
+        ``launch_stream(dev)`` gives the stream to launch on; ``select_gpu(dev)``, when given, makes that
+        GPU current and returns the previous index (-1: no switch), which is made current again after
+        the launch, also when it fails.
+        """
         cdef int i, k
         if len(params) > MAX_PARAMS or n_dyn > MAX_DYN:
             raise ValueError("kernel has too many parameters for the fast launcher")
         self.slow, self.fn, self.device_type, self.n_dyn = slow, <void*>fn, device_type, n_dyn
         self.tensor_type, self.outputs_meta = tensor_type, outputs_meta
         self.launch_stream, self.place_for, self.empty, self.error_text = launch_stream, place_for, empty, error_text
-        self.mismatch, self.default_device = mismatch, default_device
+        self.mismatch, self.default_device, self.select_gpu = mismatch, default_device, select_gpu
         self.n_params = len(params)
         self.n_outputs = 0
         for i, (is_out, dt, dims) in enumerate(params):
@@ -193,6 +204,7 @@ cdef class Launcher:
         cdef int64_t dyn[MAX_DYN]
         cdef int bound[MAX_DYN]
         cdef int dev_id = -1
+        cdef int previous = -1
         cdef int i, j = 0, k, verdict, n = 0
         cdef int32_t rc
         cdef intptr_t stream = 0
@@ -238,11 +250,15 @@ cdef class Launcher:
             call_args[n] = <intptr_t>dyn[k]
             n += 1
         if self.launch_stream is not None:
+            if self.select_gpu is not None:
+                previous = self.select_gpu(dev_id)
             stream = self.launch_stream(dev_id)
         call_args[n] = stream
         n += 1
         with nogil:
             rc = tlp_call(self.fn, n, call_args)
+        if previous >= 0:
+            self.select_gpu(previous)
         if rc != 0:
             raise RuntimeError(f"Kernel call failed: {self.error_text()}")
         if outs is None:

@@ -12,7 +12,9 @@ Device rules:
 - The stream is Paddle's current stream *on that device*, which honors
   ``paddle.device.stream_guard``; that device is also made the thread's
   current CUDA device for the launch, only when it is not already (compiled
-  kernels launch on the current device and Paddle allocates on it).
+  kernels launch on the current device and Paddle allocates on it), and the
+  previous device is made current again after the launch (Paddle and other
+  libraries in the process read the current device, see :func:`_bind_select_gpu`).
 - On a CPU-only Paddle build nothing CUDA is ever called (one of the stream
   accessors segfaults there); the stream is 0.
 """
@@ -134,10 +136,13 @@ def stream_of(device) -> int:
     return raw_stream(spec.index if spec.index is not None else current_device_index())
 
 
-def _bind_select_gpu() -> Callable[[int], None]:
-    """``select_gpu(index)``: make GPU ``index`` the calling thread's current CUDA device.
+def _bind_select_gpu() -> Callable[[int], int]:
+    """``select_gpu(index) -> previous``: make GPU ``index`` the calling thread's current CUDA device.
 
-    Why: compiled kernels launch on the current device, and Paddle's own
+    Returns the index that was current before, or -1 when ``index`` already was
+    (nothing to restore); :func:`restore_gpu` takes that value after the launch.
+
+    Why switch: compiled kernels launch on the current device, and Paddle's own
     allocator follows it too (``paddle::experimental::empty`` takes its device
     context from ``GetDeviceContextByBackend`` -> ``TransToPhiPlace(backend)``
     -> ``phi::backends::gpu::GetCurrentDeviceId()``, paddle/phi/api/lib/
@@ -145,20 +150,28 @@ def _bind_select_gpu() -> Callable[[int], None]:
     the expected place (``paddle.set_device``), so after a Paddle op on gpu:0
     the current device is 0 even when a kernel's tensors live on gpu:1.
 
+    Why restore: Paddle reads the current device where no place is given:
+    ``paddle.device.cuda.current_stream(None)`` -> ``core._get_current_stream(-1)``
+    and ``extract_cuda_device_id(None)`` -> ``core.get_cuda_current_device_id()``
+    (python/paddle/device/cuda/__init__.py; used by ``memory_allocated``,
+    ``max_memory_allocated``, ``memory_reserved``), and the DLPack exchange-API
+    allocator that other tvm-ffi libraries of the process use allocates on the
+    current device. Paddle's own use of this pair restores the previous device
+    in ``finally`` (python/paddle/incubate/multiprocessing/reductions.py,
+    ``_rebuild_tensor``/``_reduce_lodtensor``), and so do we.
+
     How: Paddle's own ``core.get_cuda_current_device_id`` /
-    ``core.set_cuda_current_device_id`` (pybind.cc, CUDA builds; Paddle 3.3.1
-    uses the pair the same way in paddle/incubate/multiprocessing/
-    reductions.py): cudaGetDevice/cudaSetDevice of the runtime Paddle is
-    linked with. Kernel libraries built by nvcc link their own static copy of
-    the CUDA runtime (nvcc's default ``-cudart static``: no libcudart in their
-    DT_NEEDED, checked with readelf here); the switch still reaches them
-    because cudaSetDevice makes the device's primary context current on the
-    calling thread in the driver, and every runtime copy in the process uses
-    the thread's current driver context (CUDA Runtime API, "Interactions with
-    the CUDA Driver API"). Only where those names are missing do we call the
-    preloaded libcudart instead (same effect, same reason). Leaving the device
-    switched is safe for Paddle: its ops set the device themselves. (Read from
-    the sources named here; not run: no GPU on our machines.)
+    ``core.set_cuda_current_device_id`` (pybind.cc, CUDA builds): cudaGetDevice/
+    cudaSetDevice of the runtime Paddle is linked with. Kernel libraries built
+    by nvcc link their own static copy of the CUDA runtime (nvcc's default
+    ``-cudart static``: no libcudart in their DT_NEEDED, checked with readelf
+    here); the switch still reaches them because cudaSetDevice makes the
+    device's primary context current on the calling thread in the driver, and
+    every runtime copy in the process uses the thread's current driver context
+    (CUDA Runtime API, "Interactions with the CUDA Driver API"). Only where
+    those names are missing do we call the preloaded libcudart instead (same
+    effect, same reason). (Read from the sources named here; not run: no GPU
+    with Paddle in this workplace.)
     """
     from paddle.base import core
 
@@ -172,7 +185,7 @@ def _bind_select_gpu() -> Callable[[int], None]:
     result = last_result()
     lib = result.handle if result is not None else None
     if lib is None:
-        return lambda index: None
+        return lambda index: -1
     get_device, set_device = lib.cudaGetDevice, lib.cudaSetDevice
     current = ctypes.c_int(-1)
     current_ref = ctypes.byref(current)
@@ -183,47 +196,57 @@ def _bind_select_gpu() -> Callable[[int], None]:
     return switcher(cudart_get, set_device)
 
 
-def switcher(get_index: Callable[[], int], set_index: Callable[[int], object]) -> Callable[[int], None]:
-    """``select(index)`` that calls ``set_index`` only when ``get_index()`` differs (one C call when it does not)."""
+def switcher(get_index: Callable[[], int], set_index: Callable[[int], object]) -> Callable[[int], int]:
+    """``select(index) -> previous``: ``set_index`` only when ``get_index()`` differs (one C call when it does not).
 
-    def select(index: int) -> None:
-        if get_index() != index:
-            set_index(index)
+    ``previous`` is the index current before the switch, or -1 when there was no switch.
+    """
+
+    def select(index: int) -> int:
+        previous = get_index()
+        if previous == index:
+            return -1
+        set_index(index)
+        return previous
 
     return select
 
 
-_select_gpu: Callable[[int], None] | None = None
+_select_gpu: Callable[[int], int] | None = None
 
 
-def select_gpu(index: int) -> None:
-    """Make GPU ``index`` the current CUDA device of this thread, only if it is not already."""
+def select_gpu(index: int) -> int:
+    """Make GPU ``index`` current on this thread if it is not already; return the previous index, or -1."""
     global _select_gpu
     if _select_gpu is None:
         _select_gpu = _bind_select_gpu()
-    _select_gpu(index)
+    return _select_gpu(index)
 
 
-def select_device_of(spec: DeviceSpec) -> None:
-    """Before a launch: make ``spec``'s GPU current (no-op for the CPU and on CPU-only builds)."""
+def restore_gpu(previous: int) -> None:
+    """After a launch: make ``previous`` (from :func:`select_gpu`) current again; -1 means nothing switched."""
+    if previous >= 0:
+        select_gpu(previous)
+
+
+def select_device_of(spec: DeviceSpec) -> int:
+    """Before a launch: make ``spec``'s GPU current; the previous index for :func:`restore_gpu`, or -1.
+
+    A no-op (-1) for the CPU and on CPU-only builds.
+    """
     if CUDA_BUILD and spec.type == "cuda":
-        select_gpu(spec.index if spec.index is not None else current_device_index())
-
-
-def launch_stream(index: int) -> int:
-    """Select GPU ``index`` for the launch and return Paddle's current stream on it."""
-    select_gpu(index)
-    return raw_stream(index)
+        return select_gpu(spec.index if spec.index is not None else current_device_index())
+    return -1
 
 
 def stream_functor(device=None) -> Callable[[], int]:
     """Thunk returning the current stream of ``device``, evaluated at call time.
 
     Replaces ``BaseKernelAdapter.get_current_stream_functor``: capture once per
-    kernel, evaluate per call, so ``stream_guard`` is honored. For a concrete
-    GPU it also makes that GPU current for the launch (see ``_bind_select_gpu``).
-    Used by the cython and nvrtc backends; the tvm_ffi backend gets its stream
-    from tvm-ffi (Paddle's exchange API) and calls :func:`select_device_of`.
+    kernel, evaluate per call, so ``stream_guard`` is honored. It reads the
+    stream only; the launch sites switch (and restore) the device themselves:
+    the Cython launchers (patch 0006, ``_launcher.pyx``), nvrtc (patch 0012)
+    and tvm_ffi (:mod:`.tvm_ffi_call`, which takes its stream from tvm-ffi).
     """
     if not CUDA_BUILD:
         return lambda: 0
@@ -235,7 +258,7 @@ def stream_functor(device=None) -> Callable[[], int]:
     if spec.index is None:
         return lambda: raw_stream(current_device_index())
     index = spec.index
-    return lambda: launch_stream(index)
+    return lambda: raw_stream(index)
 
 
 def device_functor() -> Callable[[], DeviceSpec]:

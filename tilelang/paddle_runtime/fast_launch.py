@@ -164,10 +164,11 @@ def prepare(adapter, slow):
         outputs_meta,
         len(dyn_vars),
         paddle.Tensor,
-        _device.launch_stream if cuda and _device.CUDA_BUILD else None,
+        _device.raw_stream if cuda and _device.CUDA_BUILD else None,
         _cuda_place if cuda else _cpu_place,
         _C_ops.empty,
         lambda: lib.get_last_error().decode("utf-8", "replace"),
         _mismatch_error(adapter, dyn_vars),
         _device.current_device_index if cuda else _no_index,
+        _device.select_gpu if cuda and _device.CUDA_BUILD else None,
     )

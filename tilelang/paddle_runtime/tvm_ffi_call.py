@@ -8,6 +8,8 @@ tensor input, whose device the generated host code allocates outputs on), the
 inputs' GPU made current, and the executable call. Everything that does not
 change between calls is resolved here once: the exchange-API check, the
 output arity, the bound device functions; the executable on the first call.
+The previous current device is restored after the call (see
+:func:`.device._bind_select_gpu` for who reads it).
 
 Why the device switch: the host code allocates outputs through
 ``TVMFFIEnvTensorAlloc`` -> Paddle's exchange-API allocator, which allocates
@@ -42,6 +44,7 @@ def callee_allocated_call(adapter) -> Callable:
     # Bound now: a kernel is compiled after the control plane is set up, and the
     # lookups would otherwise be repeated on every call.
     device_of, select_device_of, current_device = _device.device_of, _device.select_device_of, _device.current_device
+    restore_gpu = _device.restore_gpu
     executable = None
 
     def call(*inputs):
@@ -59,10 +62,13 @@ def callee_allocated_call(adapter) -> Callable:
             anchor = _empty([0], paddle.float32, spec)
         else:
             spec = device_of(anchor)
-        select_device_of(spec)
         if executable is None:
             executable = adapter._get_executable()
-        result = executable(*inputs, anchor)
+        previous = select_device_of(spec)
+        try:
+            result = executable(*inputs, anchor)
+        finally:
+            restore_gpu(previous)
         return result if single else list(result)
 
     return call

@@ -10,7 +10,9 @@ the inputs' device and raise a TypeError naming the parameter instead
 (``TILELANG_PADDLE_ALLOW_NULL_BUFFERS=1`` keeps upstream's None-as-NULL for
 kernels that check their pointers). Zero-size tensors (an empty batch) pass the
 stride and contiguity checks: Paddle reports their strides as 0, torch as
-row-major, and no element is addressed either way.
+row-major, and no element is addressed either way. The launch makes the
+inputs' GPU current and restores the previous device after it
+(``tilelang.paddle_runtime.device.select_device_of``/``restore_gpu``).
 Per-call costs Paddle makes visible are removed on the way: torch names are
 read through the caching shim (Paddle's proxy resolves each in Python), the
 dtype->ctypes table is built once instead of per call, dtypes compare by
@@ -73,6 +75,14 @@ PATCH = Patch(
              "                if tensor.shape[stride_idx] == 1 or 0 in tensor.shape:\n"),
         Edit("            if not tensor.is_contiguous():\n",
              "            if not tensor.is_contiguous() and 0 not in tensor.shape:\n"),
+        # The inputs' GPU is current for the launch only; the previous device comes back after it.
+        Edit("        result = self.lib.call(*call_args)\n",
+             "        _previous = _device.select_device_of(_device.device_of(device if device is not None\n"
+             "                                                             else self._infer_output_device(inputs)))\n"
+             "        try:\n"
+             "            result = self.lib.call(*call_args)\n"
+             "        finally:\n"
+             "            _device.restore_gpu(_previous)\n"),
         Edit('raise ValueError(f"Unsupported tensor type: {type(tensor)}")',
              "raise _arguments.not_a_tensor(self.buffer_dtype_map, self.params, i, tensor)"),
     ),

@@ -10,6 +10,9 @@ available, turn the default event backend into upstream's own wall-clock one.
 without a GPU fail at once with an error naming the backends that work,
 instead of after warm-up or with upstream's message about MPS
 (``tilelang.paddle_runtime.timing.check_backend``; patch 0013 has the rest).
+Without ``device=``, the L2-flush buffer goes on the current GPU (Paddle's
+expected place), as an index-less ``"cuda"`` does, instead of upstream's fixed
+``"cuda:0"``.
 Forwarded: no. Checked against: 0.1.15. Drop when: upstream picks wall timing without a device.
 """
 
@@ -20,11 +23,18 @@ WALL = '    if backend == "wall":\n        if return_mode not in ("min", "max", 
 PATCH = rebind_torch(
     name="0009_shim_torch_profiler_bench",
     file="tilelang/profiler/bench.py",
-    reason="torch.device is not callable under the proxy; CPU-only Paddle times with the wall clock; clear backend errors",
+    reason="torch.device is not callable under the proxy; CPU-only Paddle times with the wall clock; clear backend errors; L2 flush on the current GPU",
     extra_edits=(
         Edit(
             "from .wall import bench_with_wall\n",
-            "from .wall import bench_with_wall\nfrom tilelang.paddle_runtime.timing import check_backend as _check_backend\n",
+            "from .wall import bench_with_wall\nfrom tilelang.paddle_runtime.timing import check_backend as _check_backend\n"
+            "from tilelang.paddle_runtime import device as _paddle_device\n",
+        ),
+        # Without device=, upstream puts the L2-flush buffer on "cuda:0" whatever GPU is current.
+        Edit(
+            "    if device_idx is None:\n        return device\n",
+            "    if device_idx is None:  # tilelang-paddle: the current GPU (paddle.set_device), not always GPU 0\n"
+            "        return f\"cuda:{_paddle_device.current_device_index()}\" if IS_CUDA else device\n",
         ),
         Edit(
             WALL,

@@ -8,16 +8,17 @@ PyTorch's *per-thread* current device. Under Paddle's proxy these are
 process-wide expected place (python/paddle/device/__init__.py ``set_device``
 -> ``framework._set_expected_place``): the threads overwrite each other, so a
 configuration can be timed on another GPU than its tensors (or fail in
-Paddle's device checks). We refuse the mode with a ValueError that says what
-to do; single-GPU tuning (the default) is unaffected, its compile workers all
-set the same device.
+Paddle's device checks). We refuse it with a ValueError that says what to do,
+only where more than one GPU would really be used: upstream's own fallbacks to
+one device (a CPU target, no CUDA, one visible GPU, one valid device) run as
+upstream wrote them, and single-GPU tuning (the default) is unaffected.
 Forwarded: not-needed (Paddle's device model). Checked against: 0.1.15.
 Drop when: Paddle offers a per-thread current device.
 """
 
 from ..patching import Edit, Patch
 
-SINGLE = "        if not benchmark_multi_gpu:\n            return False, single_device\n"
+MULTI = "        return len(valid_devices) > 1, valid_devices\n"
 
 PATCH = Patch(
     name="0014_refuse_multi_gpu_tuning",
@@ -25,13 +26,16 @@ PATCH = Patch(
     reason="Paddle's current device is process-wide: per-GPU benchmark threads would race",
     edits=(
         Edit(
-            SINGLE,
-            SINGLE + "        raise ValueError(  # tilelang-paddle patch 0014\n"
-            "            \"benchmark_multi_gpu=True is not supported on Paddle: Paddle's current device \"\n"
-            "            \"(paddle.set_device) is process-wide, so benchmark threads on different GPUs would \"\n"
-            "            \"overwrite each other's device. Tune on one GPU (benchmark_multi_gpu=False, the default), \"\n"
-            "            \"or run one tuning process per GPU with CUDA_VISIBLE_DEVICES set.\"\n"
-            "        )\n",
+            MULTI,
+            "        if len(valid_devices) > 1:  # tilelang-paddle patch 0014\n"
+            "            raise ValueError(\n"
+            "                f\"benchmark_multi_gpu=True would benchmark on GPUs {valid_devices}, which Paddle cannot do: \"\n"
+            "                \"Paddle's current device (paddle.set_device) is process-wide, so benchmark threads on \"\n"
+            "                \"different GPUs would overwrite each other's device. Tune on one GPU \"\n"
+            "                \"(benchmark_multi_gpu=False, the default), or run one tuning process per GPU with \"\n"
+            "                \"CUDA_VISIBLE_DEVICES set.\"\n"
+            "            )\n"
+            "        return False, valid_devices\n",
         ),
     ),
     forwarded="not-needed",
