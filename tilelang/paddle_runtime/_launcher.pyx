@@ -198,6 +198,18 @@ cdef class Launcher:
                 expected_stride *= t.shape[k]
         return 0
 
+    cdef str _empty_hint(self, TLP_DLTensor* dl):
+        """On the error path: why a zero-size tensor makes a CUDA launch fail, and what to do."""
+        cdef int i, k
+        if self.device_type != 2:
+            return ""
+        for i in range(self.n_params):
+            for k in range(dl[i].ndim):
+                if dl[i].shape[k] == 0:
+                    return (" (a zero-size tensor was passed: a grid computed from it has no blocks, which CUDA "
+                            "refuses to launch; skip the call for empty inputs, or give the kernel at least one block)")
+        return ""
+
     def __call__(self, *args, **kwargs):
         cdef TLP_DLTensor dl[MAX_PARAMS]
         cdef intptr_t call_args[MAX_PARAMS + MAX_DYN + 1]
@@ -260,7 +272,7 @@ cdef class Launcher:
         if previous >= 0:
             self.select_gpu(previous)
         if rc != 0:
-            raise RuntimeError(f"Kernel call failed: {self.error_text()}")
+            raise RuntimeError(f"Kernel call failed: {self.error_text()}{self._empty_hint(dl)}")
         if outs is None:
             return []  # upstream's launcher returns an empty list without out_idx
         return outs[0] if len(outs) == 1 else outs
