@@ -1,40 +1,58 @@
 """GEMM with TileLang on Paddle tensors: float16 or bfloat16 on a GPU, float32 on the CPU.
 
-    python examples/gemm.py [--m 1024 --n 1024 --k 1024] [--dtype float16|bfloat16] [--arch sm_90a]
+    python examples/gemm.py [--m M --n N --k K] [--dtype float16|bfloat16|float32] [--arch sm_90a]
 
 Uses the quickstart's two kernels (``examples/quickstart.py``): shared-memory
 tiles and tensor-core ``T.gemm`` on a GPU; one program per output tile with a
 local accumulator on TileLang's C target (a correctness target, not a fast CPU
-backend). Checks against ``paddle.matmul`` and prints both times. ``--arch``
-also compiles the CUDA kernel in both half-precision dtypes when nvcc is
-present (no GPU needed).
+backend). Checks against ``paddle.matmul`` and prints both times. Sizes
+default to 4096 on a GPU and 256 on the CPU (plain C loops: 1024^3 takes
+about 40 s there). ``--arch`` also compiles the CUDA kernel in both
+half-precision dtypes when nvcc is present (no GPU needed).
 (No `from __future__ import annotations`: TileLang evaluates kernel annotations.)
 """
 
-import argparse
+from common import arch_type, parser, positive_int
 
-import paddle
 
-import tilelang
-from common import compile_for_arch, paddle_sees_gpu, synchronizer, time_us
-from quickstart import gemm_cpu, gemm_cuda
+def parse_args(argv=None):
+    p = parser(__doc__)
+    p.add_argument("--m", type=positive_int, help="rows of A and C (default: 4096 on a GPU, 256 on the CPU)")
+    p.add_argument("--n", type=positive_int, help="columns of B and C (default: as --m)")
+    p.add_argument("--k", type=positive_int, help="columns of A, rows of B (default: as --m)")
+    p.add_argument("--dtype", choices=["float16", "bfloat16", "float32"],
+                   help="float16 or bfloat16 on a GPU (default float16); the CPU kernel computes in float32 only")
+    p.add_argument("--arch", type=arch_type, help="also compile the CUDA kernels for this arch, e.g. sm_90a")
+    return p, p.parse_args(argv)
+
+
+if __name__ == "__main__":
+    parse_args()  # --help and argument errors answer before the seconds Paddle and TileLang take to import
+
+import paddle  # noqa: E402
+
+import tilelang  # noqa: E402
+from common import compile_for_arch, paddle_sees_gpu, synchronizer, time_us  # noqa: E402
+from quickstart import gemm_cpu, gemm_cuda  # noqa: E402
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--m", type=int, default=1024)
-    parser.add_argument("--n", type=int, default=1024)
-    parser.add_argument("--k", type=int, default=1024)
-    parser.add_argument("--dtype", choices=["float16", "bfloat16"], default="float16", help="GPU dtype")
-    parser.add_argument("--arch", help="also compile the CUDA kernels for this arch, e.g. sm_90a")
-    args = parser.parse_args(argv)
-    m, n, k = args.m, args.n, args.k
-    on_gpu, sync = paddle_sees_gpu(), synchronizer(paddle_sees_gpu())
+    parser_, args = parse_args(argv)
+    on_gpu = paddle_sees_gpu()
+    sync = synchronizer(on_gpu)
+    default = 4096 if on_gpu else 256
+    m = args.m or default
+    n, k = args.n or m, args.k or m
     if on_gpu:
-        kernel, dtype, tol = tilelang.compile(gemm_cuda(m, n, k, dtype=args.dtype), out_idx=[2]), args.dtype, 2e-2
+        dtype = args.dtype or "float16"
+        if dtype == "float32":
+            parser_.error("--dtype float32: the CUDA kernel uses tensor cores in float16 or bfloat16")
+        kernel, tol = tilelang.compile(gemm_cuda(m, n, k, dtype=dtype), out_idx=[2]), 2e-2
     else:
+        if args.dtype not in (None, "float32"):
+            parser_.error(f"--dtype {args.dtype} needs a GPU: the CPU kernel computes in float32 (Paddle sees no GPU)")
         if m % 32 or n % 32 or k % 32:
-            parser.error("on the CPU, --m/--n/--k must be multiples of 32 (the C kernel's tile)")
+            parser_.error("on the CPU, --m/--n/--k must be multiples of 32 (the C kernel's tile)")
         kernel = tilelang.compile(gemm_cpu(m, n, k), out_idx=[2], target="c", execution_backend="cython")
         dtype, tol = "float32", 1e-4
     where = "GPU" if on_gpu else "CPU"
@@ -47,7 +65,7 @@ def main(argv=None) -> int:
           f"{time_us(lambda: paddle.matmul(a, b), sync, iters=5):.1f} us (paddle.matmul)"
           + ("" if on_gpu else "; the C target checks correctness, it is not a fast CPU backend"))
     for half in ("float16", "bfloat16"):
-        compile_for_arch(gemm_cuda(m, n, k, dtype=half), [2], args.arch, f"{half} GEMM")
+        ok &= compile_for_arch(gemm_cuda(m, n, k, dtype=half), [2], args.arch, f"{half} GEMM")
     return 0 if ok else 1
 
 

@@ -11,9 +11,20 @@ on a GPU (when Paddle sees one) through CUDA, in float16.
 (No `from __future__ import annotations`: TileLang evaluates kernel annotations.)
 """
 
-import argparse
+from common import parser, positive_int
 
-import paddle
+
+def parse_args(argv=None):
+    p = parser(__doc__)
+    p.add_argument("--steps", type=positive_int, default=5, help="SGD steps")
+    p.add_argument("--lr", type=float, default=0.05, help="learning rate")
+    return p.parse_args(argv)
+
+
+if __name__ == "__main__":
+    parse_args()  # --help and argument errors answer before the seconds Paddle and TileLang take to import
+
+import paddle  # noqa: E402
 
 import tilelang
 from common import paddle_sees_gpu
@@ -72,11 +83,7 @@ def train(matmul, w1, w2, batches, lr):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=5)
-    parser.add_argument("--lr", type=float, default=0.05)
-    args = parser.parse_args(argv)
-    tilelang.set_log_level("WARNING")
+    args = parse_args(argv)
     dtype = "float16" if ON_GPU else "float32"
     batch, d_in, hidden, d_out = 64, 64, 128, 64
     w1 = (paddle.randn([d_in, hidden]) / d_in**0.5).astype(dtype)
