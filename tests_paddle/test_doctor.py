@@ -1,18 +1,26 @@
-"""`tilelang-paddle doctor` prints the install's state on one screen."""
+"""`tilelang-paddle doctor` prints the install's state on one screen, with Paddle and without it."""
 
+import json
+import os
 import shutil
 import subprocess
 import sys
+import venv
 from pathlib import Path
+
+import pytest
+
+EXE = shutil.which("tilelang-paddle") or str(Path(sys.executable).parent / "tilelang-paddle")
+
+
+def _rows(text: str) -> dict:
+    return dict((k.strip(), v.strip()) for k, _, v in (ln.partition(" : ") for ln in text.splitlines()) if v)
 
 
 def test_doctor_reports_every_line():
-    exe = shutil.which("tilelang-paddle") or str(Path(sys.executable).parent / "tilelang-paddle")
-    proc = subprocess.run([exe, "doctor"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([EXE, "doctor"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    lines = dict(
-        (k.strip(), v.strip()) for k, _, v in (ln.partition(" : ") for ln in proc.stdout.splitlines()) if v
-    )
+    lines = _rows(proc.stdout)
     import paddle
 
     import tilelang
@@ -21,6 +29,9 @@ def test_doctor_reports_every_line():
     assert lines["Paddle"].startswith(paddle.__version__)
     assert ("CPU-only build" in lines["Paddle"]) == (not paddle.is_compiled_with_cuda())
     assert lines["torch"] == "not installed (as intended)"
+    import tvm_ffi
+
+    assert lines["tvm-ffi"] == tvm_ffi.__version__
     assert "libcudart" in lines and ("candidate(s) skipped" in lines["libcudart"])
     assert lines["nvcc"].startswith("/") or lines["nvcc"].startswith("not found")
     assert lines["compat"] == "torch proxy enabled for scope ['tilelang']"
@@ -28,7 +39,80 @@ def test_doctor_reports_every_line():
     assert len(proc.stdout.splitlines()) <= 24  # one screen
 
 
-def test_doctor_usage_error():
-    exe = shutil.which("tilelang-paddle") or str(Path(sys.executable).parent / "tilelang-paddle")
-    proc = subprocess.run([exe], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 2 and "usage: tilelang-paddle doctor" in proc.stderr
+def test_doctor_json_and_python_m():
+    proc = subprocess.run([EXE, "doctor", "--json"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = json.loads(proc.stdout)
+    assert data["ok"] is True and data["torch"] == "not installed (as intended)"
+    proc = subprocess.run([sys.executable, "-m", "tilelang_paddle", "doctor"], capture_output=True, text=True,
+                          timeout=300, cwd="/")
+    assert proc.returncode == 0 and _rows(proc.stdout)["compat"].startswith("torch proxy enabled"), proc.stderr[-2000:]
+
+
+def test_help_and_usage_errors():
+    proc = subprocess.run([EXE, "--help"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "doctor" in proc.stdout and "usage: tilelang-paddle" in proc.stdout
+    proc = subprocess.run([EXE], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "usage: tilelang-paddle" in proc.stderr and "required" in proc.stderr
+    proc = subprocess.run([EXE, "doctor", "--jsn"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "unrecognized arguments: --jsn" in proc.stderr
+
+
+def test_doctor_without_paddle(tmp_path):
+    """A fresh venv with no Paddle (and no tilelang on its path): the doctor reports, it does not crash."""
+    import tilelang_paddle
+
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    # Only our command's package and its distribution metadata, as pip installed them.
+    site = tmp_path / "site"
+    site.mkdir()
+    package = Path(tilelang_paddle.__file__).parent
+    shutil.copytree(package, site / "tilelang_paddle")
+    import importlib.metadata as md
+
+    dist = md.distribution("tilelang-paddle")
+    dist_info = next(Path(f.locate()).parent for f in dist.files if f.name == "METADATA")
+    shutil.copytree(dist_info, site / dist_info.name)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PYTHONPATH"] = str(site)
+    proc = subprocess.run([str(python), "-m", "tilelang_paddle", "doctor"], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=str(tmp_path))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = _rows(proc.stdout)
+    assert lines["Paddle"].startswith("not installed") and "pip install 'paddlepaddle>=3.3'" in lines["Paddle"]
+    assert lines["tilelang-paddle"].startswith(md.version("tilelang-paddle"))
+    assert "nvcc" in lines
+
+
+@pytest.mark.parametrize("found, ok", [("0.1.11", True), ("0.1.12", True), ("0.1.12.post1", True),
+                                       ("0.1.13.post3", False), ("0.1.14.post1", False), ("0.1.15.post2", False),
+                                       ("0.1.10", False)])
+def test_tvm_ffi_range(found, ok):
+    from tilelang_paddle import tvm_ffi_version
+
+    wanted = tvm_ffi_version.required_range()
+    assert wanted == "<0.1.13,>=0.1.11"  # from this install's own metadata (upstream's requirement)
+    message = tvm_ffi_version.problem(found=found)
+    if ok:
+        assert message is None
+    else:
+        assert f"apache-tvm-ffi {found} is installed" in message
+        assert "pip install 'apache-tvm-ffi<0.1.13,>=0.1.11'" in message
+
+
+def test_wrong_tvm_ffi_stops_import_with_the_fix(tmp_path):
+    """Distribution metadata saying 0.1.14.post1 first on the path: `import tilelang` names the fix."""
+    meta = tmp_path / "apache_tvm_ffi-0.1.14.post1.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: apache-tvm-ffi\nVersion: 0.1.14.post1\n")
+    code = (f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\n"
+            "try:\n    import tilelang\nexcept ImportError as exc:\n    print('IMPORTERROR', exc)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert "IMPORTERROR apache-tvm-ffi 0.1.14.post1 is installed" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+    assert "pip install 'apache-tvm-ffi<0.1.13,>=0.1.11'" in proc.stdout
+    doctor = subprocess.run([sys.executable, "-m", "tilelang_paddle", "doctor"], capture_output=True, text=True,
+                            timeout=300, cwd=str(tmp_path), env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert doctor.returncode == 1 and "PROBLEM: apache-tvm-ffi 0.1.14.post1" in doctor.stdout, doctor.stdout

@@ -31,7 +31,7 @@ def _compiles(proc) -> int:
 
 def test_one_compile_for_every_size_and_a_cache_hit_in_a_fresh_process():
     with tempfile.TemporaryDirectory() as cache:
-        env = {"TILELANG_CACHE_DIR": cache}
+        env = {"TILELANG_CACHE_DIR": cache, "TILELANG_PADDLE_LOG_LEVEL": "INFO"}  # upstream logs each compile at INFO
         first = run_python(SCRIPT, env=env)
         assert first.returncode == 0, first.stdout + first.stderr
         assert first.stdout.count("size") == 4
@@ -39,3 +39,11 @@ def test_one_compile_for_every_size_and_a_cache_hit_in_a_fresh_process():
         second = run_python(SCRIPT, env=env)
         assert second.returncode == 0, second.stdout + second.stderr
         assert _compiles(second) == 0  # served from the on-disk cache
+
+
+def test_compile_logs_are_off_by_default():
+    """An installed package logs warnings, not every compile (patch 0016); the env variable brings INFO back."""
+    with tempfile.TemporaryDirectory() as cache:
+        quiet = run_python(SCRIPT, env={"TILELANG_CACHE_DIR": cache})
+        assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+        assert "[TileLang:" not in quiet.stdout + quiet.stderr

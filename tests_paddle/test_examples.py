@@ -34,6 +34,45 @@ def test_softmax_example_cpu_path_checks_itself():
     assert "OK" in proc.stdout and "paddle.nn.functional.softmax" in proc.stdout
 
 
+def test_softmax_example_takes_an_empty_batch_and_ragged_columns():
+    proc = _run_example("softmax.py", "--rows", "0", "--cols", "100")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "softmax 0x100 float32" in proc.stdout and "OK" in proc.stdout
+
+
+@pytest.mark.parametrize("name", ["quickstart.py", "gemm.py", "softmax.py", "rmsnorm.py", "flash_attention.py", "train_mlp.py"])
+def test_example_help_answers_before_paddle_loads(name):
+    """--help prints the defaults and exits before Paddle and TileLang are imported (they take seconds)."""
+    code = (f"import sys\nsys.path.insert(0, {str(EXAMPLES)!r})\nsys.argv = [{name!r}, '--help']\nimport runpy\n"
+            f"try:\n    runpy.run_path({str(EXAMPLES / name)!r}, run_name='__main__')\nexcept SystemExit as e:\n"
+            f"    print('EXIT', e.code, 'paddle' in sys.modules, 'tilelang' in sys.modules)\n")
+    proc = run_python(code)
+    assert "EXIT 0 False False" in proc.stdout, proc.stdout + proc.stderr
+    assert "usage:" in proc.stdout
+
+
+@pytest.mark.parametrize("name, args, message", [
+    ("quickstart.py", ["--size", "100"], "--size must be a positive multiple of 32"),
+    ("gemm.py", ["--dtype", "bfloat16"], "--dtype bfloat16 needs a GPU"),
+    ("gemm.py", ["--m", "0"], "expected a positive integer, got 0"),
+    ("softmax.py", ["--arch", "sm_999x"], "expected a CUDA arch such as sm_80"),
+])
+def test_example_argument_errors_are_argparse_errors(name, args, message):
+    if name == "gemm.py" and HAS_GPU and "--dtype" in args:
+        pytest.skip("Paddle sees a GPU: bfloat16 runs there")
+    proc = _run_example(name, *args)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@needs_nvcc
+def test_unknown_arch_reports_nvccs_reason_not_the_source():
+    proc = _run_example("quickstart.py", "--size", "32", "--arch", "sm_99")
+    assert "nvcc could not compile for sm_99" in proc.stdout and "Unsupported gpu architecture" in proc.stdout, \
+        proc.stdout + proc.stderr
+    assert "__global__" not in proc.stdout + proc.stderr
+
+
 def test_gemm_example_cpu_path_checks_itself():
     proc = _run_example("gemm.py", "--m", "64", "--n", "96", "--k", "32")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -85,12 +124,24 @@ def _cuda_programs():
         "train_mlp gemm": (gemm_cuda(64, 128, 64, 64, 64, 32), [2]),
         "flash-attention": (flash_attention_fwd(2, 8, 1024, 64), [3]),
         "flash-attention causal": (flash_attention_fwd(2, 8, 1024, 64, causal=True), [3]),
+        # Unaligned shapes: the partial tiles at the edges (checked for correctness on an H200, README).
+        "gemm fp16 1000x1030x999": (gemm_cuda(1000, 1030, 999, dtype="float16"), [2]),
+        "gemm bf16 4095x4097x4093": (gemm_cuda(4095, 4097, 4093, dtype="bfloat16"), [2]),
+        "flash-attention seq 77": (flash_attention_fwd(1, 2, 77, 64), [3]),
+        "flash-attention causal seq 1000 d128": (flash_attention_fwd(2, 3, 1000, 128, causal=True), [3]),
+        "softmax cols 1000": (softmax_cuda(1000), [1]),
+        "rmsnorm hidden 4097": (rmsnorm_cuda(4097), [2]),
     }
 
 
+CUDA_PROGRAMS = ["rmsnorm", "softmax", "gemm fp16", "gemm bf16", "train_mlp gemm", "flash-attention",
+                 "flash-attention causal", "gemm fp16 1000x1030x999", "gemm bf16 4095x4097x4093",
+                 "flash-attention seq 77", "flash-attention causal seq 1000 d128", "softmax cols 1000",
+                 "rmsnorm hidden 4097"]
+
+
 @needs_nvcc
-@pytest.mark.parametrize("name", ["rmsnorm", "softmax", "gemm fp16", "gemm bf16", "train_mlp gemm",
-                                  "flash-attention", "flash-attention causal"])
+@pytest.mark.parametrize("name", CUDA_PROGRAMS)
 def test_example_cuda_kernels_compile_for_sm_90a(name):
     program, out_idx = _cuda_programs()[name]
     kernel = tilelang.compile(program, out_idx=out_idx, target={"kind": "cuda", "arch": "sm_90a"})

@@ -83,15 +83,97 @@ def test_outputs_and_launch_follow_the_tensors_on_gpu1(gemm):
 
 
 def test_stream_guard_is_honored(gemm):
+    """The launch goes to the guarded stream: captured there into a CUDA graph, it replays with new inputs.
+
+    A launch on any other stream during the capture is either a capture error or
+    escapes the graph, and then the replay leaves ``c`` at the old product.
+    (Paddle's CUDAGraph captures on the current stream of its place, which
+    stream_guard sets: python/paddle/device/cuda/graphs.py, paddle/device/__init__.py.)
+    """
+    from paddle.device.cuda.graphs import CUDAGraph
+
     a, b = _inputs(paddle.CUDAPlace(0))
+    gemm(a, b)  # load the module outside the capture
+    paddle.device.synchronize("gpu:0")
     s = paddle.device.Stream()
     default = device.stream_of(a)
     with paddle.device.stream_guard(s):
         assert device.stream_of(a) == s.stream_base.cuda_stream != default
+        graph = CUDAGraph(place=paddle.CUDAPlace(0), mode="thread_local")
+        graph.capture_begin()
         c = gemm(a, b)
+        graph.capture_end()
+    new_a, _ = _inputs(paddle.CUDAPlace(0))
+    paddle.assign(new_a, output=a)
+    with paddle.device.stream_guard(s):
+        graph.replay()
     s.synchronize()
     _check(c, a, b)
+    graph.reset()
     assert device.stream_of(a) == default
+
+
+@two_gpus
+def test_current_device_is_restored_after_a_launch_on_gpu1(gemm):
+    """Paddle reads the current device (current_stream(None), memory_allocated()): a launch leaves it as it was."""
+    from paddle.base import core
+
+    a, b = _inputs(paddle.CUDAPlace(1))
+    core.set_cuda_current_device_id(0)
+    c = gemm(a, b)
+    assert core.get_cuda_current_device_id() == 0
+    _check(c, a, b)
+
+
+@two_gpus
+@pytest.mark.parametrize("backend", ["cython", "tvm_ffi"])
+def test_caller_allocated_output_on_gpu1(backend):
+    """No out_idx: the caller's gpu:1 output is written on gpu:1 (nothing allocated by us)."""
+    kernel = tilelang.compile(matmul(256, 256, 128), execution_backend=backend)
+    with expected_place("gpu:0"):
+        paddle.ones([1]).sum()
+        a, b = _inputs(paddle.CUDAPlace(1))
+        c = paddle.to_tensor(np.zeros((256, 256), "float16"), place=paddle.CUDAPlace(1))
+        kernel(a, b, c)
+    _check(c, a, b)
+
+
+@two_gpus
+def test_large_shared_memory_kernel_runs_on_both_gpus():
+    """init() (the >48 KiB dynamic shared memory limit) is per device: run once per GPU before its first launch."""
+    kernel = tilelang.compile(matmul(1024, 1024, 1024), out_idx=[2], execution_backend="cython")  # 96 KiB of tiles
+    assert "cudaFuncAttributeMaxDynamicSharedMemorySize" in kernel.adapter.lib_generator.lib_code
+    for place in (paddle.CUDAPlace(0), paddle.CUDAPlace(1), paddle.CUDAPlace(0)):
+        a, b = _inputs(place, 1024, 1024, 1024)
+        _check(kernel(a, b), a, b)
+
+
+@two_gpus
+def test_do_bench_flush_buffer_goes_on_the_current_gpu():
+    from tilelang.profiler import bench
+
+    with expected_place("gpu:1"):
+        assert str(bench._cache_device(None)) == "cuda:1"
+
+
+def _has_cuda_python():
+    import importlib.util
+
+    return importlib.util.find_spec("cuda") is not None and importlib.util.find_spec("cuda.bindings") is not None
+
+
+@pytest.mark.skipif(not _has_cuda_python(), reason="the NVRTC backend needs cuda-python (pip install cuda-python)")
+def test_nvrtc_backend_takes_paddles_stream():
+    """Without stream=, nvrtc launches on Paddle's current stream of the inputs' GPU (patch 0012)."""
+    kernel = tilelang.compile(matmul(256, 256, 128), out_idx=[2], execution_backend="nvrtc")
+    a, b = _inputs(paddle.CUDAPlace(0))
+    c = kernel(a, b)
+    _check(c, a, b)
+    s = paddle.device.Stream()
+    with paddle.device.stream_guard(s):
+        c = kernel(a, b)
+    s.synchronize()
+    _check(c, a, b)
 
 
 def test_cuda_graph_captures_and_replays_a_kernel(gemm):

@@ -126,7 +126,8 @@ cdef class Launcher:
     """One compiled kernel's prepared call (built by :func:`.fast_launch.prepare`)."""
 
     cdef object slow, tensor_type, outputs_meta, launch_stream, place_for, empty, error_text, mismatch, default_device
-    cdef object select_gpu
+    cdef object select_gpu, init_kernel
+    cdef uint64_t initialized  # bit d: init_kernel() has run with GPU d current
     cdef void* fn
     cdef int n_params, n_inputs, n_outputs, n_dyn, device_type
     cdef int is_output[MAX_PARAMS]
@@ -138,12 +139,14 @@ cdef class Launcher:
 
     def __init__(self, slow, intptr_t fn, int device_type, list params, list outputs_meta, int n_dyn,
                  tensor_type, launch_stream, place_for, empty, error_text, mismatch, default_device,
-                 select_gpu=None):
+                 select_gpu=None, init_kernel=None):
         """``params``: per parameter ``(is_output, (code, bits, lanes), dims)``; see fast_launch.prepare.
 
         ``launch_stream(dev)`` gives the stream to launch on; ``select_gpu(dev)``, when given, makes that
         GPU current and returns the previous index (-1: no switch), which is made current again after
-        the launch, also when it fails.
+        the launch, also when it fails. ``init_kernel()``, when given, is the kernel library's ``init``
+        (it sets the kernel's dynamic shared memory limit, a per-device attribute); it is run once per
+        GPU, with that GPU current, before the first launch there.
         """
         cdef int i, k
         if len(params) > MAX_PARAMS or n_dyn > MAX_DYN:
@@ -152,6 +155,7 @@ cdef class Launcher:
         self.tensor_type, self.outputs_meta = tensor_type, outputs_meta
         self.launch_stream, self.place_for, self.empty, self.error_text = launch_stream, place_for, empty, error_text
         self.mismatch, self.default_device, self.select_gpu = mismatch, default_device, select_gpu
+        self.init_kernel, self.initialized = init_kernel, 0
         self.n_params = len(params)
         self.n_outputs = 0
         for i, (is_out, dt, dims) in enumerate(params):
@@ -196,6 +200,17 @@ cdef class Launcher:
                 if t.shape[k] != 1 and t.strides[k] != expected_stride:
                     return 1
                 expected_stride *= t.shape[k]
+        return 0
+
+    cdef int _init_on(self, int dev_id, int previous) except -1:
+        """First launch on GPU ``dev_id`` (current now): run the library's ``init()`` there."""
+        if dev_id >= 64 or self.init_kernel() != 0:
+            if previous >= 0:
+                self.select_gpu(previous)
+            if dev_id >= 64:
+                raise RuntimeError(f"the fast launcher tracks GPUs 0-63; this kernel was called on GPU {dev_id}")
+            raise RuntimeError(f"Kernel initialisation on GPU {dev_id} failed: {self.error_text()}")
+        self.initialized |= (<uint64_t>1) << dev_id
         return 0
 
     cdef str _empty_hint(self, TLP_DLTensor* dl):
@@ -265,6 +280,8 @@ cdef class Launcher:
             if self.select_gpu is not None:
                 previous = self.select_gpu(dev_id)
             stream = self.launch_stream(dev_id)
+            if self.init_kernel is not None and not (self.initialized >> (dev_id & 63)) & 1:
+                self._init_on(dev_id, previous)
         call_args[n] = stream
         n += 1
         with nogil:

@@ -15,6 +15,8 @@ Two entry points:
 
 from __future__ import annotations
 
+import functools
+
 from . import settings
 
 # Upstream passes None for a buffer as a NULL pointer, which crashes any kernel
@@ -128,6 +130,7 @@ def diagnosed(prim_func, result_idx, forward, tensor_type):
     """``forward`` with its bad-call failures re-raised in the user's words (see module docstring)."""
     signature = None
 
+    @functools.wraps(forward)  # keeps upstream's name; __wrapped__ is upstream's launcher
     def call(*args, **kwargs):
         nonlocal signature
         try:

@@ -239,6 +239,31 @@ def select_device_of(spec: DeviceSpec) -> int:
     return -1
 
 
+def kernel_initializer(lib) -> Callable[[int], None]:
+    """``ensure(index)``: run the kernel library's ``init()`` once per GPU, with that GPU current.
+
+    The Cython backend's ``init()`` calls ``cudaFuncSetAttribute(kernel,
+    cudaFuncAttributeMaxDynamicSharedMemorySize, N)``, and upstream calls it once,
+    when the library loads, on whatever device is current then. CUDA keeps that
+    attribute per device (the runtime's per-device primary context), so a kernel
+    using more than 48 KiB of dynamic shared memory fails to launch on any other
+    GPU ("invalid argument"); bitsandbytes hit and fixed the same thing with a
+    per-device cache (bitsandbytes PR #1952). ``init()`` only sets attributes, so
+    running it again on the load device is harmless. Source-checked (the generated
+    host code's ``init``), not run on two GPUs here.
+    """
+    done: set[int] = set()
+
+    def ensure(index: int) -> None:
+        if index not in done:
+            if lib.init() != 0:
+                raise RuntimeError(f"Kernel initialisation on GPU {index} failed: "
+                                   f"{lib.get_last_error().decode('utf-8', 'replace')}")
+            done.add(index)
+
+    return ensure
+
+
 def stream_functor(device=None) -> Callable[[], int]:
     """Thunk returning the current stream of ``device``, evaluated at call time.
 

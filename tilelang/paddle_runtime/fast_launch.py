@@ -171,4 +171,6 @@ def prepare(adapter, slow):
         _mismatch_error(adapter, dyn_vars),
         _device.current_device_index if cuda else _no_index,
         _device.select_gpu if cuda and _device.CUDA_BUILD else None,
+        # init() sets the dynamic shared memory limit, which CUDA keeps per device: once per GPU.
+        lib.init if cuda and _device.CUDA_BUILD else None,
     )

@@ -12,7 +12,9 @@ kernels that check their pointers). Zero-size tensors (an empty batch) pass the
 stride and contiguity checks: Paddle reports their strides as 0, torch as
 row-major, and no element is addressed either way. The launch makes the
 inputs' GPU current and restores the previous device after it
-(``tilelang.paddle_runtime.device.select_device_of``/``restore_gpu``).
+(``tilelang.paddle_runtime.device.select_device_of``/``restore_gpu``), and
+the library's ``init()`` (the per-device dynamic shared memory limit) runs once
+on each GPU before its first launch there (``device.kernel_initializer``).
 Per-call costs Paddle makes visible are removed on the way: torch names are
 read through the caching shim (Paddle's proxy resolves each in Python), the
 dtype->ctypes table is built once instead of per call, dtypes compare by
@@ -75,11 +77,18 @@ PATCH = Patch(
              "                if tensor.shape[stride_idx] == 1 or 0 in tensor.shape:\n"),
         Edit("            if not tensor.is_contiguous():\n",
              "            if not tensor.is_contiguous() and 0 not in tensor.shape:\n"),
+        Edit("        object get_current_stream      # Raw-stream provider injected by the adapter (None = CUDA default)\n",
+             "        object get_current_stream      # Raw-stream provider injected by the adapter (None = CUDA default)\n"
+             "        object _tlp_init               # tilelang-paddle: init() once per GPU (device.kernel_initializer)\n"),
         # The inputs' GPU is current for the launch only; the previous device comes back after it.
         Edit("        result = self.lib.call(*call_args)\n",
-             "        _previous = _device.select_device_of(_device.device_of(device if device is not None\n"
-             "                                                             else self._infer_output_device(inputs)))\n"
+             "        _spec = _device.device_of(device if device is not None else self._infer_output_device(inputs))\n"
+             "        _previous = _device.select_device_of(_spec)\n"
              "        try:\n"
+             "            if _spec.type == 'cuda' and _device.CUDA_BUILD:  # init() per GPU: see device.kernel_initializer\n"
+             "                if self._tlp_init is None:\n"
+             "                    self._tlp_init = _device.kernel_initializer(self.lib)\n"
+             "                self._tlp_init(_spec.index if _spec.index is not None else _device.current_device_index())\n"
              "            result = self.lib.call(*call_args)\n"
              "        finally:\n"
              "            _device.restore_gpu(_previous)\n"),
