@@ -45,6 +45,8 @@ SERIES = [
     "0015_fast_launch_cython",
     # Upstream logs every compile at INFO; an installed package starts at WARNING.
     "0016_quiet_default_logging",
+    # import tilelang loads the whole carver for one function used by persistent kernels.
+    "0017_defer_carver_import",
 ]
 
 
