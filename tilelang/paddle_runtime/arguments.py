@@ -135,7 +135,7 @@ def diagnosed(prim_func, result_idx, forward, tensor_type):
         nonlocal signature
         try:
             return forward(*args, **kwargs)
-        except (TypeError, ValueError, AttributeError, IndexError) as exc:
+        except (TypeError, ValueError, AttributeError, IndexError):
             if signature is None:
                 signature = Signature(prim_func, result_idx)
             problem = diagnose(signature, args, kwargs, tensor_type)
