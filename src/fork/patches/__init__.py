@@ -47,6 +47,10 @@ SERIES = [
     "0016_quiet_default_logging",
     # import tilelang loads the whole carver for one function used by persistent kernels.
     "0017_defer_carver_import",
+    # SOT (to_static's default) cannot simulate @tilelang.jit's call-form cache or tilelang.compile: run them eagerly.
+    "0018_sot_eager_jit_calls",
+    # ... nor the kernel builders (@T.prim_func, @T.macro), which rewrite the kernel's AST.
+    "0019_sot_eager_kernel_builders",
 ]
 
 
