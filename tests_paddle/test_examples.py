@@ -101,6 +101,13 @@ def test_flash_attention_reference_matches_numpy(causal):
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
+def test_export_inference_example_serves_without_tilelang(tmp_path):
+    proc = _run_example("export_inference.py", "--steps", "2", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "[serving] Paddle Inference, no tilelang imported (True)" in proc.stdout
+    assert (tmp_path / "tl_linear_package.so").exists() and (tmp_path / "tl_linear_forward_kernel.so").exists()
+
+
 def test_train_mlp_example_losses_agree():
     proc = _run_example("train_mlp.py", "--steps", "3")
     assert proc.returncode == 0, proc.stdout + proc.stderr

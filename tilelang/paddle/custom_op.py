@@ -46,7 +46,6 @@ _PD_DTYPE = {
     "float32": "FLOAT32", "float64": "FLOAT64", "float16": "FLOAT16", "bfloat16": "BFLOAT16",
     "int8": "INT8", "int16": "INT16", "int32": "INT32", "int64": "INT64", "uint8": "UINT8", "bool": "BOOL",
 }
-_CACHE_ENV = "TILELANG_PADDLE_OP_CACHE"
 
 
 @dataclass(frozen=True)
@@ -324,8 +323,9 @@ def _generate(op: str, fwd: _KernelSig, bwd: _KernelSig | None) -> str:
 
 
 def _default_directory(op: str, digest: str) -> Path:
-    root = os.environ.get(_CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "tilelang-paddle", "ops")
-    return Path(root) / f"{op}-{digest[:16]}"
+    from tilelang.paddle_runtime import settings
+
+    return Path(settings.op_cache()) / f"{op}-{digest[:16]}"
 
 
 def _sha256(path: str) -> str:

@@ -35,3 +35,11 @@ LOG_LEVEL = "TILELANG_PADDLE_LOG_LEVEL"
 
 def log_level(environ=os.environ) -> str:
     return environ.get(LOG_LEVEL, "WARNING").upper() or "WARNING"
+
+#: Where ``tilelang.paddle.custom_op`` builds and caches operator libraries (one directory per
+#: operator and content hash). Default: ``~/.cache/tilelang-paddle/ops``.
+OP_CACHE = "TILELANG_PADDLE_OP_CACHE"
+
+
+def op_cache(environ=os.environ) -> str:
+    return environ.get(OP_CACHE) or os.path.join(os.path.expanduser("~"), ".cache", "tilelang-paddle", "ops")
