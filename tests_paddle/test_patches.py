@@ -77,3 +77,21 @@ def test_installed_package_carries_every_patch(tilelang_mod):
         if patch.file.endswith(".pyx"):
             continue  # compiled; the .pyx is not what runs
         assert patch.marker in (root / patch.file).read_text(), patch.name
+
+
+def test_fork_cli_help_builds_nothing(tmp_path):
+    """`--help` on every command prints usage and exits 0; nothing is built (it once made ./--help/)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    for command in ([], ["release"], ["stage"], ["check"], ["bump"], ["list"]):
+        proc = subprocess.run([sys.executable, "-m", "src.fork", *command, "--help"], capture_output=True, text=True,
+                              cwd=ROOT, timeout=120)
+        assert proc.returncode == 0, (command, proc.stderr)
+        assert proc.stdout.startswith("usage: python -m src.fork"), (command, proc.stdout)
+    assert not (ROOT / "--help").exists()
+    proc = subprocess.run([sys.executable, "-m", "src.fork", "bump"], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert proc.returncode == 2 and "the following arguments are required: X.Y.Z" in proc.stderr
