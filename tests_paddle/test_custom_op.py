@@ -103,6 +103,14 @@ def test_gradients_match_the_formula_and_finite_differences(op):
         assert abs(fd - w.grad.numpy()[j]) <= 1e-2 * max(1.0, abs(fd))
 
 
+def test_a_transposed_view_gives_the_right_result(op):
+    """Paddle hands custom operators contiguous inputs; the op also checks, so a view is never misread."""
+    x = paddle.randn([COLS, 5]).T
+    w = paddle.randn([COLS])
+    assert not x.is_contiguous()
+    np.testing.assert_allclose(op(x, w).numpy(), x.numpy() * w.numpy(), rtol=1e-6)
+
+
 def test_stop_gradient_inputs_get_no_gradient(op):
     rng = np.random.default_rng()
     x = _leaf(rng.standard_normal((3, COLS)).astype("float32"))

@@ -257,6 +257,9 @@ void CheckInput(const char* op, const char* name, const paddle::Tensor& t, paddl
   PD_CHECK(t.is_cpu(), op, ": input ", name, " must be a CPU tensor (this operator runs a CPU kernel)");
   PD_CHECK(t.dtype() == dtype, op, ": input ", name, " must have dtype ", phi::DataTypeToString(dtype), ", got ",
            phi::DataTypeToString(t.dtype()));
+  // Kernels read row-major memory; a strided view would be read as if it were compact.
+  PD_CHECK(t.numel() == 0 || t.is_contiguous(), op, ": input ", name,
+           " is not contiguous; pass a contiguous tensor (tensor.contiguous())");
   const std::vector<int64_t> shape = t.shape();
   PD_CHECK(shape.size() == statics.size(), op, ": input ", name, " must be ", statics.size(), "-d, got ",
            shape.size(), "-d");
