@@ -302,7 +302,6 @@ def _generate(op: str, fwd: _KernelSig, bwd: _KernelSig | None) -> str:
                  "    .SetInferShapeFn(PD_INFER_SHAPE(TlForwardInferShape))\n"
                  "    .SetInferDtypeFn(PD_INFER_DTYPE(TlForwardInferDtype));\n\n")
     if bwd is not None:
-        grad_ins = ins + outs + [f"{n}@GRAD" for n in outs]
         c_names = ins + outs + [f"grad_{n}" for n in outs]
         parts.append(_cpp_kernel_fn(op, bwd, "TlBackward", "BackwardLib", c_names))
         # Each input's gradient has the input's shape and dtype.
@@ -318,7 +317,6 @@ def _generate(op: str, fwd: _KernelSig, bwd: _KernelSig | None) -> str:
                      "    .SetKernelFn(PD_KERNEL(TlBackward))\n"
                      "    .SetInferShapeFn(PD_INFER_SHAPE(TlBackwardInferShape))\n"
                      "    .SetInferDtypeFn(PD_INFER_DTYPE(TlBackwardInferDtype));\n")
-        del grad_ins
     return "".join(parts)
 
 
