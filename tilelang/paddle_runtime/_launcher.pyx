@@ -203,14 +203,16 @@ cdef class Launcher:
         return 0
 
     cdef int _init_on(self, int dev_id, int previous) except -1:
-        """First launch on GPU ``dev_id`` (current now): run the library's ``init()`` there."""
-        if dev_id >= 64 or self.init_kernel() != 0:
+        """First launch on GPU ``dev_id`` (current now): run the library's ``init()`` there.
+
+        GPUs 0-63 are remembered in a bit mask; beyond them ``init()`` runs before every launch.
+        """
+        if self.init_kernel() != 0:
             if previous >= 0:
                 self.select_gpu(previous)
-            if dev_id >= 64:
-                raise RuntimeError(f"the fast launcher tracks GPUs 0-63; this kernel was called on GPU {dev_id}")
             raise RuntimeError(f"Kernel initialisation on GPU {dev_id} failed: {self.error_text()}")
-        self.initialized |= (<uint64_t>1) << dev_id
+        if dev_id < 64:
+            self.initialized |= (<uint64_t>1) << dev_id
         return 0
 
     cdef str _empty_hint(self, TLP_DLTensor* dl):
@@ -280,7 +282,7 @@ cdef class Launcher:
             if self.select_gpu is not None:
                 previous = self.select_gpu(dev_id)
             stream = self.launch_stream(dev_id)
-            if self.init_kernel is not None and not (self.initialized >> (dev_id & 63)) & 1:
+            if self.init_kernel is not None and (dev_id >= 64 or not (self.initialized >> dev_id) & 1):
                 self._init_on(dev_id, previous)
         call_args[n] = stream
         n += 1

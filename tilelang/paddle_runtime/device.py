@@ -158,7 +158,7 @@ def _bind_select_gpu() -> Callable[[int], int]:
     allocator that other tvm-ffi libraries of the process use allocates on the
     current device. Paddle's own use of this pair restores the previous device
     in ``finally`` (python/paddle/incubate/multiprocessing/reductions.py,
-    ``_rebuild_tensor``/``_reduce_lodtensor``), and so do we.
+    ``_reduce_lodtensor``), and so do we.
 
     How: Paddle's own ``core.get_cuda_current_device_id`` /
     ``core.set_cuda_current_device_id`` (pybind.cc, CUDA builds): cudaGetDevice/
