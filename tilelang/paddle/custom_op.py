@@ -16,19 +16,38 @@ How the generated operator works:
   library exports the same ``call``/``init`` names) when the op library loads,
   and prints the reason to stderr if one is missing (Paddle's predictor loses a
   failing ``PD_CHECK``'s text).
-- The kernel function checks each input's dtype, rank and static extents
-  (naming the input), binds the symbolic dimensions from the inputs that carry
-  them, allocates the outputs with ``paddle::empty`` on the input's place and
-  calls the kernel's ``call`` entry. The entry takes only pointer-sized
-  integer arguments (buffer pointers, int64 dimensions, the stream), passed as
-  ``intptr_t`` the way ``tilelang/paddle_runtime/_launcher.pyx`` does.
+- The kernel function checks each input's place, dtype, rank and static
+  extents (naming the input), binds the symbolic dimensions from the inputs
+  that carry them, allocates the outputs with ``paddle::empty`` on the input's
+  place and calls the kernel's ``call`` entry. The entry takes only
+  pointer-sized integer arguments (buffer pointers, int64 dimensions, the
+  stream), passed as ``intptr_t`` the way ``tilelang/paddle_runtime/_launcher.pyx`` does.
 - Infer-shape and infer-dtype functions come from the kernel's buffer
   signature: static extents as they are, symbolic ones from the inputs that
   carry them (-1 in a static program where the input's is -1). The grad op has
   its own (PIR requires it), giving each gradient its input's shape and dtype.
 
-CPU kernels (the ``c`` target) only, in this version: the CUDA variant (stream
-from ``Tensor.stream()``, ``init()`` per device) is not generated yet.
+CPU kernels (``target="c"``) give a ``.cc`` operator whose kernel libraries run
+``init()`` when they load. CUDA kernels give a ``.cu`` operator, which
+``paddle.utils.cpp_extension`` compiles with nvcc and ``PADDLE_WITH_CUDA`` (so
+it needs a CUDA build of Paddle). Its kernel function, with every input on one
+GPU:
+
+- makes that GPU current and restores the previous one afterwards, through
+  Paddle's ``phi::backends::gpu::GetCurrentDeviceId`` / ``SetDeviceId``
+  (``paddle/phi/backends/gpu/gpu_info.h``; ``cudaGetDevice`` / ``cudaSetDevice``
+  in ``paddle/phi/backends/gpu/cuda/cuda_info.cc``), because
+  ``Tensor::stream()`` (``paddle/phi/api/lib/tensor.cc``) returns the stream of
+  the *current* GPU's context in ``DeviceContextPool``, not of the tensor's;
+- runs each kernel library's ``init()`` once per GPU with that GPU current (it
+  sets the per-device dynamic shared memory limit);
+- passes that ``Tensor::stream()`` as the kernel's stream. Paddle's
+  ``stream_guard`` / ``set_stream`` replace that context's stream
+  (``GPUContext::SetCUDAStream``), so the op runs on the stream Paddle's own
+  ops use.
+
+The CUDA operator was compiled against Paddle 3.3.1's headers, not run: no
+CUDA build of Paddle 3.x was available to the authors.
 """
 
 from __future__ import annotations
@@ -63,6 +82,7 @@ class _KernelSig:
     library: str
     params: tuple  # (_Buffer, is_output) in PrimFunc parameter order
     symbols: tuple  # symbolic variable names, in the order `call` takes them
+    cuda: bool  # a CUDA kernel: `call` takes the stream last and `init` runs once per GPU
 
     @property
     def inputs(self):
@@ -83,9 +103,9 @@ def _signature(kernel, role: str) -> _KernelSig:
         raise ValueError(f"custom_op: {role} must be compiled with execution_backend=\"cython\" (its library exports "
                          f"the C entry the op calls), got {kernel.execution_backend!r}")
     kind = adapter.target.kind.name
-    if kind not in ("c", "llvm"):
-        raise NotImplementedError(f"custom_op: {role} targets {kind!r}; this version builds CPU operators "
-                                  "(target=\"c\") only")
+    if kind not in ("c", "llvm", "cuda"):
+        raise NotImplementedError(f"custom_op: {role} targets {kind!r}; operators are built for CPU kernels "
+                                  "(target=\"c\") and CUDA kernels")
     result_idx = list(adapter.result_idx or [])
     if not result_idx:
         raise ValueError(f"custom_op: {role} needs out_idx (the op's outputs are the kernel's out_idx buffers)")
@@ -113,10 +133,13 @@ def _signature(kernel, role: str) -> _KernelSig:
     for var, (ref_id, buffer_idx, _dim, _scale) in adapter.dynamic_symbolic_map.items():
         if ref_id != 0 or buffer_idx in result_idx:
             raise ValueError(f"custom_op: {role}'s symbolic dimension {var} must be carried by an input's shape")
-    return _KernelSig(role, str(adapter.libpath), tuple(params), tuple(symbols))
+    return _KernelSig(role, str(adapter.libpath), tuple(params), tuple(symbols), kind == "cuda")
 
 
 def _check_backward(fwd: _KernelSig, bwd: _KernelSig) -> None:
+    if bwd.cuda != fwd.cuda:
+        raise ValueError(f"custom_op: forward and backward must run on the same device kind, got a "
+                         f"{'CUDA' if fwd.cuda else 'CPU'} forward and a {'CUDA' if bwd.cuda else 'CPU'} backward")
     want_in = [b.dtype for b in fwd.inputs] + [b.dtype for b in fwd.outputs] * 2
     got_in = [b.dtype for b in bwd.inputs]
     if len(got_in) != len(want_in):
@@ -141,20 +164,25 @@ def _check_backward(fwd: _KernelSig, bwd: _KernelSig) -> None:
 def _cpp_kernel_fn(op: str, sig: _KernelSig, fn: str, lib: str, in_names: list[str]) -> str:
     """The PD_KERNEL function running ``sig``'s kernel on tensors named ``in_names`` (the op's input names)."""
     args = ", ".join(f"const paddle::Tensor& {n}" for n in in_names)
-    body = [f"  const KernelLib& lib = {lib}();",
+    first = in_names[0]
+    body = [f"  KernelLib& lib = {lib}();",
             f"  PD_CHECK(lib.call != nullptr, \"{op}: \", lib.error);",
             "  int64_t dims[%d] = {0};" % max(1, len(sig.symbols)),
             "  bool bound[%d] = {false};" % max(1, len(sig.symbols))]
-    for pos, (buf, n) in enumerate(zip(sig.inputs, in_names)):
+    for buf, n in zip(sig.inputs, in_names):
         static = ", ".join(str(d) if isinstance(d, int) else "-1" for d in buf.dims) or ""
         syms = ", ".join(str(sig.symbols.index(d)) if isinstance(d, str) else "-1" for d in buf.dims) or ""
         body.append(f"  CheckInput(\"{op}\", \"{n}\", {n}, paddle::DataType::{_PD_DTYPE[buf.dtype]}, "
-                    f"{{{static}}}, {{{syms}}}, dims, bound);")
+                    f"{{{static}}}, {{{syms}}}, dims, bound, \"{first}\", {first}.place());")
+    if sig.cuda:
+        body.append(f"  const int device = {first}.place().GetDeviceId();")
+        body.append("  CurrentGpu current(device);  // before Tensor::stream(), which reads the current GPU's stream")
+        body.append(f"  InitOnDevice(\"{op}\", lib, device);")
     outs = []
     for k, buf in enumerate(sig.outputs):
         shape = ", ".join(str(d) if isinstance(d, int) else f"dims[{sig.symbols.index(d)}]" for d in buf.dims)
         body.append(f"  paddle::Tensor out{k} = paddle::empty({{{shape}}}, paddle::DataType::{_PD_DTYPE[buf.dtype]}, "
-                    f"{in_names[0]}.place());")
+                    f"{first}.place());")
         outs.append(f"out{k}")
     call_args, i_in, i_out = [], 0, 0
     for buf, is_out in sig.params:
@@ -165,11 +193,13 @@ def _cpp_kernel_fn(op: str, sig: _KernelSig, fn: str, lib: str, in_names: list[s
             call_args.append(f"Ptr({in_names[i_in]})")
             i_in += 1
     call_args += [f"(intptr_t)dims[{k}]" for k in range(len(sig.symbols))]
-    call_args.append("(intptr_t)0")  # the stream (0 on the CPU)
+    # The stream: Paddle's current stream of the inputs' GPU (now current); 0 on the CPU.
+    call_args.append(f"reinterpret_cast<intptr_t>({first}.stream())" if sig.cuda else "(intptr_t)0")
     arity = len(call_args)
     body.append(f"  int32_t rc = reinterpret_cast<int32_t (*)({', '.join(['intptr_t'] * arity)})>(lib.call)(")
     body.append("      " + ", ".join(call_args) + ");")
-    body.append(f"  PD_CHECK(rc == 0, \"{op}: the TileLang kernel failed: \", lib.last_error ? lib.last_error() : \"\");")
+    tensors = ", ".join(in_names + outs)
+    body.append(f"  if (rc != 0) KernelFailed(\"{op}\", lib, {{{tensors}}});")
     body.append(f"  return {{{', '.join(outs)}}};")
     return f"std::vector<paddle::Tensor> {fn}({args}) {{\n" + "\n".join(body) + "\n}\n"
 
@@ -200,20 +230,57 @@ def _cpp_infer(op: str, sig: _KernelSig, fn: str, in_names: list[str]) -> str:
 
 
 _PRELUDE = r'''// Generated by tilelang.paddle.custom_op: do not edit.
+// The op needs no Python bindings (Paddle generates the op's Python API itself). Skipping them
+// (paddle/extension.h includes paddle/utils/pybind.h only without PADDLE_NO_PYTHON) keeps Python.h
+// and Paddle's ATen compatibility headers out, which on CUDA builds pull in cuBLAS and cuDNN headers.
+#define PADDLE_NO_PYTHON
 #include <dlfcn.h>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "paddle/extension.h"
 
+#if TILELANG_OP_CUDA
+#if !defined(PADDLE_WITH_CUDA)
+#error "a CUDA TileLang operator is compiled as CUDA source with PADDLE_WITH_CUDA (paddle.utils.cpp_extension does both for .cu files)"
+#endif
+// Paddle's own current-device getter and setter, declared PADDLE_API in paddle/phi/backends/gpu/gpu_info.h
+// and defined in paddle/phi/backends/gpu/cuda/cuda_info.cc (cudaGetDevice / cudaSetDevice in Paddle's CUDA
+// runtime). Declared here rather than included: that header includes cuBLAS and cuDNN headers, which
+// are not part of every CUDA install, and the op needs neither.
+namespace phi {
+namespace backends {
+namespace gpu {
+int GetCurrentDeviceId();
+void SetDeviceId(int device_id);
+}  // namespace gpu
+}  // namespace backends
+}  // namespace phi
+#endif
+
 namespace {
 
+constexpr int kMaxDevices = 256;
+
+// One TileLang kernel library, loaded with dlopen(RTLD_LOCAL): every TileLang library exports the same
+// call/init names, so each keeps its own namespace.
 struct KernelLib {
+  KernelLib(const char* op, const char* file);
+  std::string path;
   void* call = nullptr;
+  int32_t (*init)() = nullptr;
   const char* (*last_error)() = nullptr;
   std::string error;
+#if TILELANG_OP_CUDA
+  // init() sets per-device function attributes (the dynamic shared memory limit): once per GPU.
+  std::atomic<bool> ready[kMaxDevices] = {};
+  std::mutex init_mutex;
+#endif
 };
 
 std::string OwnDirectory() {
@@ -224,37 +291,43 @@ std::string OwnDirectory() {
   return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
 }
 
-KernelLib LoadKernel(const char* op, const char* file) {
-  KernelLib lib;
-  std::string path = OwnDirectory() + "/" + file;
-  // RTLD_LOCAL: every TileLang library exports the same call/init names.
+KernelLib::KernelLib(const char* op, const char* file) : path(OwnDirectory() + "/" + file) {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    lib.error = std::string("cannot load the TileLang kernel library ") + path + ": " + (why ? why : "unknown error");
+    error = std::string("cannot load the TileLang kernel library ") + path + ": " + (why ? why : "unknown error");
   } else {
-    auto init = reinterpret_cast<int32_t (*)()>(dlsym(handle, "init"));
-    lib.last_error = reinterpret_cast<const char* (*)()>(dlsym(handle, "get_last_error"));
-    void* call = dlsym(handle, "call");
+    init = reinterpret_cast<int32_t (*)()>(dlsym(handle, "init"));
+    last_error = reinterpret_cast<const char* (*)()>(dlsym(handle, "get_last_error"));
+    call = dlsym(handle, "call");
     if (call == nullptr) {
-      lib.error = std::string("the TileLang kernel library ") + path + " has no `call` entry";
-    } else if (init != nullptr && init() != 0) {
-      lib.error = std::string("the TileLang kernel library ") + path + " failed to initialise: " +
-                  (lib.last_error ? lib.last_error() : "");
-    } else {
-      lib.call = call;
+      error = std::string("the TileLang kernel library ") + path + " has no `call` entry";
+#if !TILELANG_OP_CUDA
+    } else if (init != nullptr && init() != 0) {  // a CPU library initialises once, at load
+      error = std::string("the TileLang kernel library ") + path + " failed to initialise: " +
+              (last_error ? last_error() : "");
+      call = nullptr;
+#endif
     }
   }
   // Paddle's predictor reports a failing PD_CHECK as a bare std::exception: say why here too.
-  if (!lib.error.empty()) std::fprintf(stderr, "%s: %s\n", op, lib.error.c_str());
-  return lib;
+  if (!error.empty()) std::fprintf(stderr, "%s: %s\n", op, error.c_str());
 }
 
 intptr_t Ptr(const paddle::Tensor& t) { return reinterpret_cast<intptr_t>(t.data()); }
 
 void CheckInput(const char* op, const char* name, const paddle::Tensor& t, paddle::DataType dtype,
-                const std::vector<int64_t>& statics, const std::vector<int>& symbols, int64_t* dims, bool* bound) {
-  PD_CHECK(t.is_cpu(), op, ": input ", name, " must be a CPU tensor (this operator runs a CPU kernel)");
+                const std::vector<int64_t>& statics, const std::vector<int>& symbols, int64_t* dims, bool* bound,
+                const char* first, const phi::Place& place) {
+#if TILELANG_OP_CUDA
+  PD_CHECK(t.is_gpu(), op, ": input ", name, " must be a GPU tensor (this operator runs a CUDA kernel), got ",
+           t.place().DebugString());
+  PD_CHECK(t.place() == place, op, ": input ", name, " is on ", t.place().DebugString(), " but input ", first,
+           " is on ", place.DebugString(), "; put every input on one GPU");
+#else
+  PD_CHECK(t.is_cpu(), op, ": input ", name, " must be a CPU tensor (this operator runs a CPU kernel), got ",
+           t.place().DebugString());
+#endif
   PD_CHECK(t.dtype() == dtype, op, ": input ", name, " must have dtype ", phi::DataTypeToString(dtype), ", got ",
            phi::DataTypeToString(t.dtype()));
   // Kernels read row-major memory; a strided view would be read as if it were compact.
@@ -277,6 +350,55 @@ void CheckInput(const char* op, const char* name, const paddle::Tensor& t, paddl
   }
 }
 
+void KernelFailed(const char* op, const KernelLib& lib, std::initializer_list<paddle::Tensor> tensors) {
+  std::string why = lib.last_error ? lib.last_error() : "";
+#if TILELANG_OP_CUDA
+  for (const paddle::Tensor& t : tensors) {
+    if (t.numel() == 0) {
+      why += " (a zero-size tensor was passed: a grid computed from it has no blocks, which CUDA cannot launch; "
+             "skip the call for an empty batch)";
+      break;
+    }
+  }
+#endif
+  PD_THROW(op, ": the TileLang kernel failed: ", why);
+}
+
+#if TILELANG_OP_CUDA
+// Makes a GPU current for the kernel call and restores the previous one afterwards, as Paddle's own
+// phi::backends::gpu::GPUDeviceGuard (paddle/phi/backends/gpu/gpu_info.h) does with the same two calls.
+class CurrentGpu {
+ public:
+  explicit CurrentGpu(int device) : previous_(phi::backends::gpu::GetCurrentDeviceId()) {
+    if (previous_ == device) {
+      previous_ = -1;
+    } else {
+      phi::backends::gpu::SetDeviceId(device);
+    }
+  }
+  ~CurrentGpu() {
+    if (previous_ >= 0) phi::backends::gpu::SetDeviceId(previous_);
+  }
+  CurrentGpu(const CurrentGpu&) = delete;
+  CurrentGpu& operator=(const CurrentGpu&) = delete;
+
+ private:
+  int previous_;
+};
+
+// Runs the library's init() once per GPU, with that GPU current.
+void InitOnDevice(const char* op, KernelLib& lib, int device) {
+  PD_CHECK(device >= 0 && device < kMaxDevices, op, ": GPU index ", device, " is beyond the ", kMaxDevices,
+           " this operator supports");
+  if (lib.init == nullptr || lib.ready[device].load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> hold(lib.init_mutex);
+  if (lib.ready[device].load(std::memory_order_relaxed)) return;
+  PD_CHECK(lib.init() == 0, op, ": the TileLang kernel library ", lib.path, " failed to initialise on gpu:", device,
+           ": ", lib.last_error ? lib.last_error() : "");
+  lib.ready[device].store(true, std::memory_order_release);
+}
+#endif
+
 '''
 
 
@@ -285,12 +407,12 @@ def _generate(op: str, fwd: _KernelSig, bwd: _KernelSig | None) -> str:
     outs = [b.name for b in fwd.outputs]
     if len(set(ins + outs)) != len(ins + outs):
         raise ValueError(f"custom_op: the forward kernel's buffer names must be distinct, got {ins + outs}")
-    parts = [_PRELUDE]
-    parts.append(f"const KernelLib& ForwardLib() {{ static const KernelLib lib = LoadKernel(\"{op}\", "
-                 f"\"{op}_forward_kernel.so\"); return lib; }}\n")
+    parts = [f"#define TILELANG_OP_CUDA {int(fwd.cuda)}\n", _PRELUDE]
+    parts.append(f"KernelLib& ForwardLib() {{ static KernelLib lib(\"{op}\", \"{op}_forward_kernel.so\"); "
+                 "return lib; }\n")
     if bwd is not None:
-        parts.append(f"const KernelLib& BackwardLib() {{ static const KernelLib lib = LoadKernel(\"{op}\", "
-                     f"\"{op}_backward_kernel.so\"); return lib; }}\n")
+        parts.append(f"KernelLib& BackwardLib() {{ static KernelLib lib(\"{op}\", \"{op}_backward_kernel.so\"); "
+                     "return lib; }\n")
     parts.append("// Resolve the kernel libraries when the op library loads: a missing one is reported at once.\n"
                  "struct LoadAtStart { LoadAtStart() { ForwardLib();" + (" BackwardLib();" if bwd else "") +
                  " } } load_at_start;\n\n}  // namespace\n\n")
@@ -318,6 +440,17 @@ def _generate(op: str, fwd: _KernelSig, bwd: _KernelSig | None) -> str:
                      "    .SetInferShapeFn(PD_INFER_SHAPE(TlBackwardInferShape))\n"
                      "    .SetInferDtypeFn(PD_INFER_DTYPE(TlBackwardInferDtype));\n")
     return "".join(parts)
+
+
+def _op_source(forward, *, name: str, backward=None):
+    """The checked kernel signatures and the generated C++ (or CUDA) source of the operator."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"custom_op: name must be a C identifier such as 'tl_matmul', got {name!r}")
+    fwd = _signature(forward, "forward")
+    bwd = _signature(backward, "backward") if backward is not None else None
+    if bwd is not None:
+        _check_backward(fwd, bwd)
+    return fwd, bwd, _generate(name, fwd, bwd)
 
 
 # ---------------------------------------------------------------- build and load
@@ -366,8 +499,9 @@ def custom_op(forward, *, name: str, backward=None, directory: str | os.PathLike
     Parameters
     ----------
     forward : JITKernel
-        ``tilelang.compile(..., out_idx=..., target="c", execution_backend="cython")``
-        or a ``@tilelang.jit`` result. The op's inputs are the kernel's non-output
+        ``tilelang.compile(..., out_idx=..., execution_backend="cython")`` for
+        ``target="c"`` (a CPU operator) or a CUDA target (a GPU operator, which
+        needs a CUDA build of Paddle), or such a ``@tilelang.jit`` result. The op's inputs are the kernel's non-output
         buffers, in order; its outputs are the ``out_idx`` buffers. Static or
         ``T.dynamic`` shapes; an output's symbolic dimensions come from the inputs.
     name : str
@@ -391,15 +525,13 @@ def custom_op(forward, *, name: str, backward=None, directory: str | os.PathLike
     >>> add = custom_op(add_kernel, name="tl_add")      # doctest: +SKIP
     >>> y = add(x, w)                                    # eager, to_static, jit.save alike
     """
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"custom_op: name must be a C identifier such as 'tl_matmul', got {name!r}")
-    fwd = _signature(forward, "forward")
-    bwd = _signature(backward, "backward") if backward is not None else None
-    if bwd is not None:
-        _check_backward(fwd, bwd)
+    fwd, bwd, source = _op_source(forward, name=name, backward=backward)
     import paddle
 
-    source = _generate(name, fwd, bwd)
+    if fwd.cuda and not paddle.is_compiled_with_cuda():
+        raise RuntimeError(f"custom_op: {name}'s kernels target CUDA, but this Paddle build has no CUDA "
+                           f"(paddle.is_compiled_with_cuda() is False); install paddlepaddle-gpu>=3.3, or compile "
+                           f"the kernels with target=\"c\" for a CPU operator")
     digest = hashlib.sha256("\n".join([source, paddle.__version__, paddle.version.commit, _sha256(fwd.library),
                                        _sha256(bwd.library) if bwd else ""]).encode()).hexdigest()
     out = Path(directory) if directory is not None else _default_directory(name, digest)
@@ -413,7 +545,9 @@ def custom_op(forward, *, name: str, backward=None, directory: str | os.PathLike
     for src, dst in kernels:
         if not dst.exists() or _sha256(str(dst)) != _sha256(src):
             shutil.copyfile(src, dst)
-    cpp = out / f"{name}.cc"
+    # A .cu source is compiled by nvcc with PADDLE_WITH_CUDA (paddle/utils/cpp_extension: prepare_unix_cudaflags),
+    # which the CUDA operator needs for Tensor::stream(); a .cc source by the C++ compiler.
+    cpp = out / f"{name}{'.cu' if fwd.cuda else '.cc'}"
     if not cpp.exists() or cpp.read_text() != source:
         cpp.write_text(source)
     from paddle.utils import cpp_extension
