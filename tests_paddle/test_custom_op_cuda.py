@@ -92,8 +92,10 @@ def _nvcc_flags_for_paddle_cuda_sources():
     from paddle.utils.cpp_extension import extension_utils as eu
 
     includes = eu._get_all_paddle_includes_from_include_root(eu.get_include())
-    return [*eu.COMMON_NVCC_FLAGS, "-Xcompiler", "-fPIC", "--expt-relaxed-constexpr", "-DNVCC",
-            "-D_GLIBCXX_USE_CXX11_ABI=1", "-std=c++17", *(f"-I{d}" for d in includes)]
+    # prepare_unix_cudaflags: PADDLE_WITH_CUDA, -fPIC and the rest; the ABI and standard flags are added for
+    # every source in cpp_extension.BuildExtension.
+    return [*eu.prepare_unix_cudaflags([]), "-D_GLIBCXX_USE_CXX11_ABI=1", "-std=c++17",
+            *(f"-I{d}" for d in includes)]
 
 
 @pytest.mark.skipif(NVCC is None, reason="needs nvcc (CUDA toolkit) to compile the CUDA operator")
