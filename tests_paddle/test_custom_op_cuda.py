@@ -20,6 +20,8 @@ import tilelang.language as T
 from tilelang.paddle import custom_op
 from tilelang.paddle.custom_op import _op_source
 
+from conftest import cuda_link_stub
+
 NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
 HAS_GPU = paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
 COLS = 64
@@ -62,29 +64,13 @@ def scale_backward(cols: int):
 
 @pytest.fixture(scope="module")
 def kernels(tmp_path_factory):
-    """The CUDA kernel pair, built as Cython-backend libraries (what the op dlopens).
-
-    Those libraries link ``-lcuda``. Without a driver, the toolkit's link-time stub
-    (``lib64/stubs/libcuda.so``) stands in; this machine's toolkit lacks it, so an empty
-    library of that name is linked instead (it is never loaded: nothing runs here).
-    """
+    """The CUDA kernel pair, built as Cython-backend libraries (what the op dlopens)."""
     if NVCC is None:
         pytest.skip("needs nvcc (CUDA toolkit) to compile CUDA kernels")
     if HAS_GPU:
         return scale_forward(COLS), scale_backward(COLS)
-    stubs = tmp_path_factory.mktemp("libcuda_stub")
-    (stubs / "stub.c").write_text("int tilelang_paddle_link_stub;\n")
-    subprocess.run(["cc", "-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", str(stubs / "libcuda.so"),
-                    str(stubs / "stub.c")], check=True)
-    old = os.environ.get("LIBRARY_PATH")
-    os.environ["LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(stubs), old]))
-    try:
+    with cuda_link_stub(tmp_path_factory.mktemp("libcuda_stub")):
         return scale_forward(COLS), scale_backward(COLS)
-    finally:
-        if old is None:
-            del os.environ["LIBRARY_PATH"]
-        else:
-            os.environ["LIBRARY_PATH"] = old
 
 
 def _nvcc_flags_for_paddle_cuda_sources():

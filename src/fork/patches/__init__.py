@@ -51,6 +51,8 @@ SERIES = [
     "0018_sot_eager_jit_calls",
     # ... nor the kernel builders (@T.prim_func, @T.macro), which rewrite the kernel's AST.
     "0019_sot_eager_kernel_builders",
+    # The C++ wrapper lets every kernel start before its predecessor's writes are visible; only those that wait may.
+    "0020_launch_pdl_only_when_waiting",
 ]
 
 

@@ -1,0 +1,128 @@
+"""Programmatic dependent launch (PDL) only for kernels that wait for their predecessor (patch 0020).
+
+A kernel launched with programmatic stream serialization may start once the previous kernel in
+the stream has triggered its dependents, before that kernel's writes are visible; only
+``T.pdl_sync()`` (``griddepcontrol.wait``) makes them visible. Here (nvcc, no GPU) the
+Cython backend's generated launch code is read; where Paddle sees a GPU, a reader that does not
+wait runs right after a kernel that triggers early, and must see every value.
+(No `from __future__ import annotations`: TileLang evaluates kernel annotations.)
+"""
+
+import os
+import re
+import shutil
+
+import numpy as np
+import paddle
+import pytest
+
+import tilelang
+import tilelang.language as T
+
+from conftest import cuda_link_stub
+
+NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+HAS_GPU = paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
+TARGET = "cuda" if HAS_GPU else {"kind": "cuda", "arch": "sm_90a"}
+pytestmark = pytest.mark.skipif(NVCC is None, reason="needs nvcc (CUDA toolkit) to compile CUDA kernels")
+N = 4096
+
+
+def scale(n, wait=False, trigger=False, cluster=None):
+    """Y = 2 * X; optionally waiting for the previous kernel, or letting the next one start before it stores."""
+    extra = {} if cluster is None else {"cluster_dims": cluster}
+
+    @T.prim_func
+    def main(X: T.Tensor((n,), "float32"), Y: T.Tensor((n,), "float32")):
+        with T.Kernel(T.ceildiv(n, 256), threads=256, **extra) as bx:
+            if wait:
+                T.pdl_sync()
+            if trigger:
+                T.pdl_trigger()
+            for i in T.Parallel(256):
+                if bx * 256 + i < n:
+                    Y[bx * 256 + i] = X[bx * 256 + i] * 2.0
+
+    return main
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    """Compile with the Cython backend (its C++ wrapper holds the launch code)."""
+    stub_dir = tmp_path_factory.mktemp("libcuda_stub")
+
+    def compile_(prog):
+        if HAS_GPU:
+            return tilelang.compile(prog, target=TARGET, execution_backend="cython")
+        with cuda_link_stub(stub_dir):
+            return tilelang.compile(prog, target=TARGET, execution_backend="cython")
+
+    return compile_
+
+
+def launch_attributes(kernel):
+    """The attributes each cudaLaunchKernelEx in the host wrapper really passes (the first numAttrs)."""
+    host = kernel.adapter.get_host_source()
+    out = []
+    for block in host.split("cudaLaunchConfig_t config;")[1:]:
+        count = int(re.search(r"config\.numAttrs = (\d+);", block).group(1))
+        ids = re.findall(r"attribute\[(\d+)\]\.id = (\w+);", block)
+        out.append([name for index, name in ids if int(index) < count])
+    assert out, f"no cudaLaunchKernelEx launch in the host wrapper:\n{host}"
+    return out
+
+
+@pytest.mark.parametrize(
+    "kw,expected",
+    [
+        (dict(), []),
+        (dict(wait=True), ["cudaLaunchAttributeProgrammaticStreamSerialization"]),
+        (dict(cluster=(2, 1, 1)), ["cudaLaunchAttributeClusterDimension"]),
+        (dict(cluster=(2, 1, 1), wait=True),
+         ["cudaLaunchAttributeClusterDimension", "cudaLaunchAttributeProgrammaticStreamSerialization"]),
+    ],
+    ids=["plain", "waits", "cluster", "cluster-waits"],
+)
+def test_programmatic_launch_only_for_kernels_that_wait(build, kw, expected):
+    kernel = build(scale(N, **kw))
+    assert launch_attributes(kernel) == [expected]
+    assert ("cudaGridDependencySynchronize" in kernel.get_kernel_source()) == bool(kw.get("wait"))
+
+
+def test_gemm_example_waits_before_its_first_load():
+    """With pdl, the example GEMM waits (so it launches as a programmatic dependent) before it reads A or B.
+
+    Its launch attributes are those of any waiting kernel (above); its Cython library cannot be
+    loaded here (loading sets its shared-memory size through the CUDA runtime, which needs a driver).
+    """
+    from quickstart import gemm_cuda, has_pdl
+
+    src = tilelang.compile(gemm_cuda(256, 256, 256, pdl=True), target={"kind": "cuda", "arch": "sm_90a"}
+                           ).get_kernel_source()
+    assert src.index("cudaGridDependencySynchronize") < src.index("tma_load")
+    assert "cudaGridDependencySynchronize" not in tilelang.compile(
+        gemm_cuda(256, 256, 256, pdl=False), target={"kind": "cuda", "arch": "sm_90a"}).get_kernel_source()
+    assert (has_pdl("sm_80"), has_pdl("sm_90a"), has_pdl("sm_100a"), has_pdl("sm_120")) == (False, True, True, True)
+    with pytest.raises(ValueError, match="arch: expected a CUDA arch such as sm_80 or sm_90a, got 'hopper'"):
+        has_pdl("hopper")
+
+
+@pytest.mark.skipif(not HAS_GPU, reason="needs Paddle with a CUDA GPU (paddle.device.cuda.device_count() > 0)")
+def test_reader_that_does_not_wait_sees_every_write(build):
+    """A producer that triggers its dependents before its stores, then a reader without T.pdl_sync().
+
+    Before patch 0020 the reader was launched as a programmatic dependent anyway and read stale
+    memory (seen on an H200 with upstream tilelang on torch: README, "GPU kernels").
+    """
+    n = 1 << 24
+    producer = build(scale(n, wait=True, trigger=True))
+    reader = build(scale(n))
+    x = paddle.to_tensor(np.random.default_rng(0).standard_normal(n).astype("float32"), place=paddle.CUDAPlace(0))
+    y = paddle.empty_like(x)
+    z = paddle.empty_like(x)
+    expected = x.numpy() * 4
+    for _ in range(50):
+        y.zero_()
+        producer(x, y)
+        reader(y, z)
+        np.testing.assert_array_equal(z.numpy(), expected)
