@@ -33,7 +33,7 @@ import paddle  # noqa: E402
 
 import tilelang  # noqa: E402
 from common import compile_for_arch, paddle_sees_gpu, synchronizer, time_us  # noqa: E402
-from quickstart import gemm_cpu, gemm_cuda  # noqa: E402
+from quickstart import gemm_cpu, gemm_cuda, has_pdl  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -64,8 +64,9 @@ def main(argv=None) -> int:
     print(f"[{where}] {time_us(lambda: kernel(a, b), sync, iters=5):.1f} us per call (TileLang) vs "
           f"{time_us(lambda: paddle.matmul(a, b), sync, iters=5):.1f} us (paddle.matmul)"
           + ("" if on_gpu else "; the C target checks correctness, it is not a fast CPU backend"))
+    pdl = has_pdl(args.arch) if args.arch else False
     for half in ("float16", "bfloat16"):
-        ok &= compile_for_arch(gemm_cuda(m, n, k, dtype=half), [2], args.arch, f"{half} GEMM")
+        ok &= compile_for_arch(gemm_cuda(m, n, k, dtype=half, pdl=pdl), [2], args.arch, f"{half} GEMM")
     return 0 if ok else 1
 
 
