@@ -50,7 +50,8 @@ import tilelang.language as T  # noqa: E402
 # warpgroups, 64-deep K slices, three stages, launched in panels of 8 so
 # neighbours share A/B tiles in L2 (0.96-0.99x cuBLAS from 2048^3 to 8192^3,
 # fp16 and bf16). Problems with too few such tiles to fill the GPU once: a
-# 64x128 tile with 128-deep K slices and three stages (0.96x cuBLAS at 1024^3).
+# 64x128 tile with 128-deep K slices and three stages (at 1024^3: 0.97x cuBLAS
+# for the kernel alone, 1.02-1.03x back to back with pdl, see gemm_cuda).
 # Shared memory per block, with the staged output tile: 208 KB (large) and
 # 160 KB (small), which A100/H100/H200 have; GPUs with less (99 KB on RTX 30/40)
 # need smaller tiles passed explicitly (e.g. 64x64x64 with two stages).
