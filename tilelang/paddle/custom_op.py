@@ -501,9 +501,10 @@ def custom_op(forward, *, name: str, backward=None, directory: str | os.PathLike
     forward : JITKernel
         ``tilelang.compile(..., out_idx=..., execution_backend="cython")`` for
         ``target="c"`` (a CPU operator) or a CUDA target (a GPU operator, which
-        needs a CUDA build of Paddle), or such a ``@tilelang.jit`` result. The op's inputs are the kernel's non-output
-        buffers, in order; its outputs are the ``out_idx`` buffers. Static or
-        ``T.dynamic`` shapes; an output's symbolic dimensions come from the inputs.
+        needs a CUDA build of Paddle), or such a ``@tilelang.jit`` result. The
+        op's inputs are the kernel's non-output buffers, in order; its outputs
+        are the ``out_idx`` buffers. Static or ``T.dynamic`` shapes; an output's
+        symbolic dimensions come from the inputs.
     name : str
         The operator's name in Paddle programs (a C identifier, unique in the process).
     backward : JITKernel, optional
