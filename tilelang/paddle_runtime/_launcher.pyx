@@ -37,11 +37,21 @@ cdef extern from *:
       int (*dltensor_from_py_object_no_sync)(void* py_object, TLP_DLTensor* out);
       void* current_work_stream;
     } TLP_ExchangeAPI;
-    /* The compiled `call` entry takes only pointer-sized integer-class arguments
-       (buffer pointers, int64 dimensions, the stream) and returns int32; under the
-       x86-64 and AArch64 C ABIs such a call is the same whatever the declared
-       integer/pointer types, so one cast per arity covers every kernel. Arities 0..33
-       = MAX_PARAMS + MAX_DYN + 1 (the stream): every kernel the limits admit. */
+    /* Why one cast per arity calls every kernel correctly. The compiled `call` entry takes the buffer
+       pointers (float*, half_t*, ...), one int (int32_t) or int64_t per symbolic size, and on CUDA the
+       stream; it returns int32. We call it as int32_t(intptr_t, ...). On the platforms we build for,
+       x86-64 (System V ABI) and AArch64 (AAPCS64, Linux), every integer or pointer argument travels in
+       a 64-bit general register or, past the registers, in its own 8-byte stack slot, and a callee
+       declared with a 32-bit parameter reads only the low 32 bits; pointers of every type have one
+       representation. So the call is the same as one through the exact prototype provided every size
+       fits its declared C type, which the launcher checks before the call (dyn_max: a larger value is
+       a ValueError, never truncated). The CPU `call` takes no stream: the extra trailing argument is
+       passed in a register or in caller-owned stack and never read, as both ABIs allow. Apple's
+       AArch64 ABI packs stack arguments and breaks this; the #error below keeps the launcher off
+       every other platform. Arities 0..33 = MAX_PARAMS + MAX_DYN + 1: every kernel the limits admit. */
+    #if !defined(__linux__) || !(defined(__x86_64__) || defined(__aarch64__))
+    #error "the fast launcher's call convention argument holds for Linux x86-64 and AArch64 only"
+    #endif
     static int32_t tlp_call(void* fn, int n, intptr_t* a) {
       switch (n) {
     case 0: return ((int32_t (*)(void))fn)();
@@ -126,6 +136,7 @@ cdef class Launcher:
     """One compiled kernel's prepared call (built by :func:`.fast_launch.prepare`)."""
 
     cdef object slow, tensor_type, outputs_meta, launch_stream, place_for, empty, error_text, mismatch, default_device
+    cdef object too_large
     cdef object select_gpu, init_kernel
     cdef uint64_t initialized  # bit d: init_kernel() has run with GPU d current
     cdef void* fn
@@ -136,11 +147,16 @@ cdef class Launcher:
     cdef uint8_t code[MAX_PARAMS]
     cdef uint8_t bits[MAX_PARAMS]
     cdef uint16_t lanes[MAX_PARAMS]
+    cdef int64_t dyn_max[MAX_DYN]  # the largest value of the C type `call` declares each symbolic size with
 
-    def __init__(self, slow, intptr_t fn, int device_type, list params, list outputs_meta, int n_dyn,
-                 tensor_type, launch_stream, place_for, empty, error_text, mismatch, default_device,
+    def __init__(self, slow, intptr_t fn, int device_type, list params, list outputs_meta, list dyn_max,
+                 tensor_type, launch_stream, place_for, empty, error_text, mismatch, too_large, default_device,
                  select_gpu=None, init_kernel=None):
         """``params``: per parameter ``(is_output, (code, bits, lanes), dims)``; see fast_launch.prepare.
+
+        ``dyn_max``: per symbolic size, in the order ``call`` takes them, the largest value its C type
+        holds. ``mismatch(args)`` and ``too_large(args, k)`` build the errors for two inputs that
+        disagree on a size and for size ``k`` beyond its type.
 
         ``launch_stream(dev)`` gives the stream to launch on; ``select_gpu(dev)``, when given, makes that
         GPU current and returns the previous index (-1: no switch), which is made current again after
@@ -149,12 +165,16 @@ cdef class Launcher:
         GPU, with that GPU current, before the first launch there.
         """
         cdef int i, k
+        cdef int n_dyn = len(dyn_max)
         if len(params) > MAX_PARAMS or n_dyn > MAX_DYN:
             raise ValueError("kernel has too many parameters for the fast launcher")
         self.slow, self.fn, self.device_type, self.n_dyn = slow, <void*>fn, device_type, n_dyn
         self.tensor_type, self.outputs_meta = tensor_type, outputs_meta
         self.launch_stream, self.place_for, self.empty, self.error_text = launch_stream, place_for, empty, error_text
         self.mismatch, self.default_device, self.select_gpu = mismatch, default_device, select_gpu
+        self.too_large = too_large
+        for k in range(n_dyn):
+            self.dyn_max[k] = min(dyn_max[k], 2**63 - 1)
         self.init_kernel, self.initialized = init_kernel, 0
         self.n_params = len(params)
         self.n_outputs = 0
@@ -257,6 +277,9 @@ cdef class Launcher:
                 return self.slow(*args)
             if verdict == 2:
                 raise self.mismatch(args)
+        for k in range(self.n_dyn):
+            if dyn[k] > self.dyn_max[k]:
+                raise self.too_large(args, k)
         if dev_id < 0:  # no tensor input: the current device, as upstream's launcher does
             dev_id = self.default_device()
         outs = None

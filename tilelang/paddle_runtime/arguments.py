@@ -1,7 +1,12 @@
 """Errors for bad kernel arguments, raised at the call boundary in the user's words.
 
-Two entry points:
+Entry points:
 
+- :func:`check_sizes` is run by the patched Cython launcher (patch 0022): a
+  symbolic size two tensors disagree on, or one beyond the C type of
+  ``call``'s parameter, is a ValueError naming the arguments
+  (:func:`symbol_mismatch`, :func:`size_too_large`, which the fast launcher
+  raises too).
 - :func:`not_a_tensor` is raised by the patched Cython launcher (patch 0006)
   where upstream would turn an int into a pointer and crash.
 - :func:`diagnosed` wraps a kernel's regular launcher once per kernel. A call
@@ -62,60 +67,104 @@ def not_a_tensor(buffer_index_map: dict | None, params, index: int, value) -> Ty
     )
 
 
-class Signature:
-    """What a kernel takes, read once from its PrimFunc on the first failed call."""
-
-    def __init__(self, prim_func, result_idx):
-        self.kernel = str(prim_func.attrs["global_symbol"]) if prim_func.attrs and "global_symbol" in prim_func.attrs \
-            else "kernel"
-        outputs = set(result_idx or [])
-        buffer_map = prim_func.buffer_map
-        self.inputs = []  # (name, buffer or None for a scalar/handle parameter)
-        self.outputs = []
-        for i, param in enumerate(prim_func.params):
-            buf = buffer_map[param] if param in buffer_map else None
-            name = buf.name if buf is not None else str(param.name)
-            (self.outputs if i in outputs else self.inputs).append((name, buf))
-
-    def takes(self) -> str:
-        names = ", ".join(name for name, _ in self.inputs) or "nothing"
-        text = f"kernel {self.kernel} takes {len(self.inputs)} argument(s) ({names})"
-        if self.outputs:
-            outs = ", ".join(name for name, _ in self.outputs)
-            text += f"; {outs} {'is an output' if len(self.outputs) == 1 else 'are outputs'} (out_idx), " \
-                    "allocated and returned by the call, not passed"
-        return text
+def takes(signature) -> str:
+    """``kernel main takes 2 argument(s) (A, B); C is an output (out_idx), ...``."""
+    names = ", ".join(p.name for p in signature.inputs) or "nothing"
+    text = f"kernel {signature.kernel} takes {len(signature.inputs)} argument(s) ({names})"
+    outputs = signature.outputs
+    if outputs:
+        outs = ", ".join(p.name for p in outputs)
+        text += f"; {outs} {'is an output' if len(outputs) == 1 else 'are outputs'} (out_idx), " \
+                "allocated and returned by the call, not passed"
+    return text
 
 
-def _dims(buf) -> str:
-    """``[rows, 1024]``: symbolic dimensions by name."""
-    return "[" + ", ".join(str(d) for d in buf.shape) + "]"
+def _carried(signature, args, name: str):
+    """``[(user position, parameter, axis, value)]`` of every input argument whose shape carries ``name``."""
+    out = []
+    for p in signature.inputs:
+        pos = signature.input_position(p.index)
+        if pos >= len(args) or not hasattr(args[pos], "shape"):
+            continue
+        shape = list(args[pos].shape)
+        for axis, d in enumerate(p.dims):
+            if d == name and axis < len(shape):
+                out.append((pos, p, axis, int(shape[axis])))
+    return out
 
 
-def diagnose(signature: Signature, args: tuple, kwargs: dict, tensor_type) -> Exception | None:
+def symbol_mismatch(signature, args) -> ValueError:
+    """Two inputs disagree on a symbolic size: name both (the error path only)."""
+    for sym in signature.symbols:
+        carried = _carried(signature, args, sym.name)
+        for pos, p, axis, value in carried[1:]:
+            first_pos, first, first_axis, first_value = carried[0]
+            if value != first_value:
+                return ValueError(
+                    f"kernel argument {pos} ({p.name}): dimension {axis} is the symbolic {sym.name}={value}, "
+                    f"but argument {first_pos} ({first.name}) gave {sym.name}={first_value} (dimension {first_axis}); "
+                    "every tensor carrying a symbolic dimension must agree on its value")
+    return ValueError("kernel arguments disagree on a symbolic dimension")
+
+
+def size_too_large(signature, args, k: int) -> ValueError:
+    """Symbolic size ``k`` does not fit the C type ``call`` declares it with (the error path only)."""
+    sym = signature.symbols[k]
+    carried = _carried(signature, args, sym.name)
+    where = f"kernel argument {carried[0][0]} ({carried[0][1].name}), dimension {carried[0][2]}: " if carried else ""
+    value = carried[0][3] if carried else "?"
+    return ValueError(
+        f"{where}the symbolic {sym.name}={value} does not fit the kernel's {sym.ctype} parameter (at most "
+        f"{sym.max_value}); declare it T.dynamic(\"{sym.name}\", \"int64\") for sizes beyond that")
+
+
+def check_sizes(signature, tensors) -> None:
+    """Upstream's launcher's guard (patch 0021): every carrier of a symbolic size agrees and the value fits ``call``.
+
+    ``tensors`` is the launcher's full parameter list (inputs and outputs in
+    parameter order). Upstream passes the first carrier's value and lets the
+    kernel read out of bounds; a value beyond the C type would be truncated.
+    """
+    for k, sym in enumerate(signature.symbols):
+        value = None
+        for index, axis in sym.carriers:
+            t = tensors[index]
+            if t is None or not hasattr(t, "shape"):
+                continue
+            v = int(t.shape[axis])
+            if value is None:
+                value = v
+            elif v != value:
+                raise symbol_mismatch(signature, [tensors[p.index] for p in signature.inputs])
+        if value is not None and value > sym.max_value:
+            raise size_too_large(signature, [tensors[p.index] for p in signature.inputs], k)
+
+
+def diagnose(signature, args: tuple, kwargs: dict, tensor_type) -> Exception | None:
     """The user's mistake in this call, or None when the call looks right (then upstream's error stands)."""
     unknown = sorted(set(kwargs) - LAUNCH_KEYWORDS)
     if unknown:
         return TypeError(
-            f"{signature.takes()}: pass tensors by position, got keyword argument(s) {', '.join(map(repr, unknown))}"
+            f"{takes(signature)}: pass tensors by position, got keyword argument(s) {', '.join(map(repr, unknown))}"
         )
     if len(args) != len(signature.inputs):
         given = ", ".join(describe_value(a) if not isinstance(a, tensor_type) else f"tensor {list(a.shape)}"
                           for a in args) or "none"
-        return TypeError(f"{signature.takes()}; got {len(args)}: {given}")
-    for pos, (value, (name, buf)) in enumerate(zip(args, signature.inputs)):
-        if buf is None:
+        return TypeError(f"{takes(signature)}; got {len(args)}: {given}")
+    for pos, (value, param) in enumerate(zip(args, signature.inputs)):
+        name = param.name
+        if not param.is_buffer:
             continue  # a scalar or T.ptr parameter: upstream checks it
         if not isinstance(value, tensor_type):
             if value is None and ALLOW_NULL_BUFFERS:
                 continue
             return TypeError(
-                f"kernel argument {pos} ({name}): expected a paddle.Tensor of dtype {buf.dtype} and shape "
-                f"{_dims(buf)}, got {describe_value(value)}"
+                f"kernel argument {pos} ({name}): expected a paddle.Tensor of dtype {param.dtype} and shape "
+                f"{param.dims_text()}, got {describe_value(value)}"
             )
-        if len(value.shape) != len(buf.shape):
+        if len(value.shape) != len(param.dims):
             return ValueError(
-                f"kernel argument {pos} ({name}): expected a {len(buf.shape)}-d tensor of shape {_dims(buf)}, "
+                f"kernel argument {pos} ({name}): expected a {len(param.dims)}-d tensor of shape {param.dims_text()}, "
                 f"got a {len(value.shape)}-d tensor of shape {list(value.shape)}"
             )
         if value.size and not value.is_contiguous():
@@ -126,19 +175,19 @@ def diagnose(signature: Signature, args: tuple, kwargs: dict, tensor_type) -> Ex
     return None
 
 
-def diagnosed(prim_func, result_idx, forward, tensor_type):
-    """``forward`` with its bad-call failures re-raised in the user's words (see module docstring)."""
-    signature = None
+def diagnosed(signature_of, forward, tensor_type):
+    """``forward`` with its bad-call failures re-raised in the user's words (see module docstring).
+
+    ``signature_of()`` gives the kernel's :class:`.signature.KernelSignature`; it is
+    asked for on the first failed call only.
+    """
 
     @functools.wraps(forward)  # keeps upstream's name; __wrapped__ is upstream's launcher
     def call(*args, **kwargs):
-        nonlocal signature
         try:
             return forward(*args, **kwargs)
         except (TypeError, ValueError, AttributeError, IndexError):
-            if signature is None:
-                signature = Signature(prim_func, result_idx)
-            problem = diagnose(signature, args, kwargs, tensor_type)
+            problem = diagnose(signature_of(), args, kwargs, tensor_type)
             if problem is None:
                 raise
             raise problem from None  # upstream's error would only confuse: ours says what it meant

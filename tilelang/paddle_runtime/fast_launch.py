@@ -16,9 +16,12 @@ extents and device type match the table and whose strides are row-major
 (size-1 dimensions ignored, as ``Tensor.is_contiguous`` does; any strides for a
 zero-size tensor, which Paddle reports as 0); every other
 call goes to ``slow``, whose errors name the argument (upstream's messages, or
-:mod:`.arguments`' where upstream's would mislead). One check is the fast
-path's own: a symbolic dimension carried by several inputs must have one
-value (upstream would pass the first and let the kernel read out of bounds).
+:mod:`.arguments`' where upstream's would mislead). The table comes from
+the kernel's :mod:`.signature`: the symbolic sizes are passed in the order
+``call`` declares them. A symbolic dimension carried by several inputs must
+have one value, and it must fit the C type ``call`` declares it with (an
+``int`` size above 2**31-1 would be truncated): both are ValueErrors naming
+the arguments, here and on upstream's path (patch 0022).
 
 ``TILELANG_PADDLE_FAST_LAUNCH=0`` turns it off (upstream's path, for diagnosis).
 """
@@ -26,6 +29,7 @@ value (upstream would pass the first and let the kernel read out of bounds).
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
 
 import paddle
@@ -33,6 +37,7 @@ from paddle import _C_ops
 
 from . import arguments as _arguments
 from . import device as _device
+from . import signature as _signature
 from . import settings
 from .dtypes import to_paddle
 from .tensors import _VIEW_ALLOC, _place
@@ -66,72 +71,35 @@ def _cuda_place(index):
     return _place("cuda", index)
 
 
-def _table(adapter):
-    """The launcher's parameter table, or a reason string why the kernel does not fit."""
-    func = adapter.prim_func
-    params, buffer_map = list(func.params), func.buffer_map
-    outputs = set(adapter.result_idx or [])
-    dyn_vars = list(adapter.dynamic_symbolic_map)
-    dyn_index = {str(v): k for k, v in enumerate(dyn_vars)}
-    for var, (ref_id, buffer_idx, _dim, _scale) in adapter.dynamic_symbolic_map.items():
-        if ref_id != 0 or buffer_idx in outputs:
-            return f"symbolic {var} is not an input's dimension"
+def _table(adapter, sig):
+    """The launcher's parameter table from the kernel's signature, or a reason string why it does not fit."""
+    for sym in sig.symbols:
+        if sym.binder is None:
+            return f"symbolic {sym.name} is not an input's dimension"
     compact = {i for i, _name in adapter.static_contiguous_list}  # upstream's own contiguity analysis
     table, outputs_meta = [], []
-    for i, param in enumerate(params):
-        if param not in buffer_map:
-            return f"parameter {i} is not a buffer"
-        buf = buffer_map[param]
-        dt = buf.dtype
-        code, bits, lanes = int(dt.type_code), int(dt.bits), int(dt.lanes)
-        if lanes != 1 or bits < 8 or i not in compact:
-            return f"buffer {buf.name} is packed, vectorised or not compact"
+    for p in sig.params:
+        if not p.is_buffer:
+            return f"parameter {p.index} is not a buffer"
+        if p.lanes != 1 or p.bits < 8 or p.index not in compact:
+            return f"buffer {p.name} is packed, vectorised or not compact"
         dims = []
-        for d in buf.shape:
-            if hasattr(d, "value") and not hasattr(d, "name"):  # IntImm
-                dims.append(int(d.value))
-            elif str(d) in dyn_index:
-                dims.append(-1 - dyn_index[str(d)])
+        for d in p.dims:
+            if isinstance(d, int):
+                dims.append(d)
+            elif isinstance(d, str):
+                dims.append(-1 - sig.symbol_index(d))
             else:
-                return f"buffer {buf.name} has a computed dimension {d}"
-        table.append((i in outputs, (code, bits, lanes), dims))
-        if i in outputs:
+                return f"buffer {p.name} has a computed dimension {d}"
+        table.append((p.is_output, (p.type_code, p.bits, p.lanes), dims))
+        if p.is_output:
             try:
-                pd = to_paddle(str(dt))
+                pd = to_paddle(p.dtype)
             except TypeError:  # a dtype Paddle lacks: upstream's launcher reports it
-                return f"output {buf.name} has no Paddle dtype"
+                return f"output {p.name} has no Paddle dtype"
             alloc = _VIEW_ALLOC.get(pd)
-            outputs_meta.append((i, alloc or pd, pd if alloc is not None else None, dims))
-    return table, outputs_meta, dyn_vars
-
-
-def _mismatch_error(adapter, dyn_vars):
-    """A ValueError naming the inputs that disagree on a symbolic dimension (the error path only)."""
-    params, buffer_map = list(adapter.prim_func.params), adapter.prim_func.buffer_map
-    outputs = set(adapter.result_idx or [])
-    inputs = [i for i in range(len(params)) if i not in outputs]
-    symbolic = {str(v) for v in dyn_vars}
-
-    def describe(args):
-        seen = {}
-        for pos, i in enumerate(inputs):
-            buf = buffer_map[params[i]]
-            for k, d in enumerate(buf.shape):
-                name = str(d)
-                if name not in symbolic:
-                    continue
-                value = int(args[pos].shape[k])
-                if name in seen and seen[name][0] != value:
-                    first_value, first_arg, first_dim = seen[name]
-                    return ValueError(
-                        f"kernel argument {pos} ({buf.name}): dimension {k} is the symbolic {name}={value}, "
-                        f"but argument {first_arg} gave {name}={first_value} (dimension {first_dim}); "
-                        "every tensor carrying a symbolic dimension must agree on its value"
-                    )
-                seen.setdefault(name, (value, pos, k))
-        return ValueError("kernel arguments disagree on a symbolic dimension")
-
-    return describe
+            outputs_meta.append((p.index, alloc or pd, pd if alloc is not None else None, dims))
+    return table, outputs_meta
 
 
 def prepare(adapter, slow):
@@ -140,19 +108,23 @@ def prepare(adapter, slow):
     ``slow`` is first wrapped by :func:`.arguments.diagnosed`, so a bad call says
     what was wrong whichever launcher took it.
     """
-    slow = _arguments.diagnosed(adapter.prim_func, adapter.result_idx, slow, paddle.Tensor)
+    sig = _signature.of(adapter)
+    # Upstream's launcher checks the symbolic sizes through this (patch 0022).
+    adapter.cython_wrapper.tlp_signature = sig
+    slow = _arguments.diagnosed(lambda: sig, slow, paddle.Tensor)
     if _launcher is None or _API_MAJOR != 1 or not settings.fast_launch():
         return slow
-    kind = adapter.target.kind.name
+    kind = sig.target_kind
     if kind not in _CPU_KINDS and kind != "cuda":
         return slow
-    built = _table(adapter)
+    built = _table(adapter, sig)
     if isinstance(built, str):
-        logger.debug("fast launcher not used for %s: %s", adapter.prim_func.attrs.get("global_symbol", "kernel"), built)
+        logger.debug("fast launcher not used for %s: %s", sig.kernel, built)
         return slow
-    table, outputs_meta, dyn_vars = built
+    table, outputs_meta = built
+    n_dyn = len(sig.symbols)
     max_params, max_dims, max_dyn = _launcher.LIMITS
-    if len(table) > max_params or len(dyn_vars) > max_dyn or any(len(dims) > max_dims for _, _, dims in table):
+    if len(table) > max_params or n_dyn > max_dyn or any(len(dims) > max_dims for _, _, dims in table):
         return slow
     cuda = kind == "cuda"
     lib = adapter.lib
@@ -162,13 +134,14 @@ def prepare(adapter, slow):
         _DL_CUDA if cuda else _DL_CPU,
         table,
         outputs_meta,
-        len(dyn_vars),
+        [sym.max_value for sym in sig.symbols],
         paddle.Tensor,
         _device.raw_stream if cuda and _device.CUDA_BUILD else None,
         _cuda_place if cuda else _cpu_place,
         _C_ops.empty,
         lambda: lib.get_last_error().decode("utf-8", "replace"),
-        _mismatch_error(adapter, dyn_vars),
+        functools.partial(_arguments.symbol_mismatch, sig),
+        functools.partial(_arguments.size_too_large, sig),
         _device.current_device_index if cuda else _no_index,
         _device.select_gpu if cuda and _device.CUDA_BUILD else None,
         # init() sets the dynamic shared memory limit, which CUDA keeps per device: once per GPU.

@@ -27,6 +27,7 @@ import paddle
 
 from . import arguments as _arguments
 from . import device as _device
+from . import signature as _signature
 from .tensors import empty as _empty
 
 _NO_EXCHANGE_API = (
@@ -50,8 +51,7 @@ def callee_allocated_call(adapter) -> Callable:
     def call(*inputs):
         nonlocal executable
         if len(inputs) != expected:
-            signature = _arguments.Signature(adapter.prim_func, adapter.result_idx)
-            raise _arguments.diagnose(signature, inputs, {}, tensor_type)
+            raise _arguments.diagnose(_signature.of(adapter, host_call=False), inputs, {}, tensor_type)
         if not has_api:
             raise RuntimeError(_NO_EXCHANGE_API)
         anchor = next((value for value in inputs if isinstance(value, tensor_type)), None)

@@ -53,6 +53,12 @@ SERIES = [
     "0019_sot_eager_kernel_builders",
     # The C++ wrapper lets every kernel start before its predecessor's writes are visible; only those that wait may.
     "0020_launch_pdl_only_when_waiting",
+    # Upstream's launcher passes symbolic sizes inputs first; call() takes them in buffer order.
+    "0021_order_symbolic_sizes_as_call",
+    # Sizes two inputs disagree on, or beyond call()'s int, are errors on upstream's launcher too.
+    "0022_check_symbolic_sizes",
+    # The kernel cache key holds the fork's build id, so another build's kernels are not reused.
+    "0023_key_kernel_cache_by_build",
 ]
 
 
