@@ -88,7 +88,7 @@ def _nvcc_flags_for_paddle_cuda_sources():
 def test_cuda_operator_compiles_against_paddles_headers(kernels, tmp_path):
     fwd, bwd = kernels
     _f, _b, source = _op_source(fwd, name="tl_cuda_scale", backward=bwd)
-    assert source.startswith("#define TILELANG_OP_CUDA 1")
+    assert "#define TILELANG_OP_CUDA 1" in source.splitlines()[:2]
     src = tmp_path / "tl_cuda_scale.cu"
     src.write_text(source)
     obj = tmp_path / "tl_cuda_scale.o"
@@ -110,9 +110,11 @@ def test_cuda_operator_passes_the_stream_last_and_inits_per_gpu(kernels):
     _f, _b, source = _op_source(fwd, name="tl_cuda_scale", backward=bwd)
     forward_fn = source[source.index("std::vector<paddle::Tensor> TlForward("):source.index("TlForwardInferShape")]
     # The current GPU is the inputs' before the stream is read, init() runs there, then the call.
-    order = [forward_fn.index(s) for s in ("CurrentGpu current(device)", "InitOnDevice(", "paddle::empty(",
-                                           "Ptr(X), Ptr(W), Ptr(out0), (intptr_t)dims[0], "
-                                           "reinterpret_cast<intptr_t>(X.stream()));")]
+    order = [forward_fn.index(s) for s in ("TlpCurrentGpu tlp_current(tlp_device)", "TlpInitOnDevice(",
+                                           "paddle::empty(", "TlpPtr(X), TlpPtr(W), TlpPtr(tlp_out0), "
+                                           "static_cast<int>(tlp_dims[0]), reinterpret_cast<void*>(X.stream()));")]
+    # call()'s exact prototype: the CUDA wrapper declares the size `int` and takes the stream last.
+    assert "using TlpCall = int32_t (*)(void*, void*, void*, int, void*);" in forward_fn
     assert order == sorted(order)
 
 

@@ -7,7 +7,7 @@ fits when:
 
 - its target is the CPU (``c``/``llvm``) or CUDA;
 - every parameter is a buffer (no scalar or ``T.ptr`` parameters), within ``_launcher.LIMITS``;
-- every buffer is compact (upstream's ``static_contiguous_list``), of a byte-sized scalar dtype
+- every buffer is compact (``signature.Param.compact``), of a byte-sized scalar dtype
   (no vector lanes, no sub-byte packing), each dimension a constant or a
   symbolic variable that an *input* carries (so outputs can be allocated).
 
@@ -71,17 +71,16 @@ def _cuda_place(index):
     return _place("cuda", index)
 
 
-def _table(adapter, sig):
+def _table(sig):
     """The launcher's parameter table from the kernel's signature, or a reason string why it does not fit."""
     for sym in sig.symbols:
         if sym.binder is None:
             return f"symbolic {sym.name} is not an input's dimension"
-    compact = {i for i, _name in adapter.static_contiguous_list}  # upstream's own contiguity analysis
     table, outputs_meta = [], []
     for p in sig.params:
         if not p.is_buffer:
             return f"parameter {p.index} is not a buffer"
-        if p.lanes != 1 or p.bits < 8 or p.index not in compact:
+        if p.lanes != 1 or p.bits < 8 or not p.compact:
             return f"buffer {p.name} is packed, vectorised or not compact"
         dims = []
         for d in p.dims:
@@ -117,7 +116,7 @@ def prepare(adapter, slow):
     kind = sig.target_kind
     if kind not in _CPU_KINDS and kind != "cuda":
         return slow
-    built = _table(adapter, sig)
+    built = _table(sig)
     if isinstance(built, str):
         logger.debug("fast launcher not used for %s: %s", sig.kernel, built)
         return slow

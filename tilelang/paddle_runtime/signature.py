@@ -52,7 +52,10 @@ class Param:
     ``dims`` holds per axis an ``int`` (a static extent), a ``str`` (the name of
     a symbolic size) or a :class:`Computed`. ``strides`` is ``None`` for a
     compact buffer (no explicit strides). Scalar and ``T.ptr`` parameters have
-    ``is_buffer`` False and no dims.
+    ``is_buffer`` False and no dims. ``compact`` is proven with TVM's
+    arithmetic analyzer: upstream's ``static_contiguous_list`` compares stride
+    expressions by identity, so ``(S1 * S1, S1, 1)`` for shape ``(S0, S1, S1)``
+    counts as strided there, and such kernels would miss the fast path.
     """
 
     index: int
@@ -65,6 +68,7 @@ class Param:
     bits: int = 0
     lanes: int = 1
     strides: tuple | None = None
+    compact: bool = True  # row-major without gaps, as the kernel addresses it
 
     def dims_text(self) -> str:
         """``[M, 1024]``: symbolic sizes by name."""
@@ -176,6 +180,19 @@ def declared_call(host_source: str) -> list | None:
     return out
 
 
+def _compact(buf) -> bool:
+    if not len(buf.strides):
+        return True
+    from tilelang import tvm
+
+    analyzer, expected = tvm.arith.Analyzer(), 1
+    for dim, stride in reversed(list(zip(buf.shape, buf.strides))):
+        if not analyzer.can_prove_equal(stride, expected):
+            return False
+        expected = expected * dim
+    return True
+
+
 def build(prim_func, result_idx, target_kind: str, host_source: str | None) -> KernelSignature:
     """The signature of a kernel from its PrimFunc, ``out_idx`` and generated host source."""
     outputs = set(result_idx or [])
@@ -188,7 +205,7 @@ def build(prim_func, result_idx, target_kind: str, host_source: str | None) -> K
             dt = buf.dtype
             strides = tuple(_dim(s) for s in buf.strides) if len(buf.strides) else None
             params.append(Param(i, str(buf.name), str(dt), tuple(_dim(d) for d in buf.shape), i in outputs,
-                                True, int(dt.type_code), int(dt.bits), int(dt.lanes), strides))
+                                True, int(dt.type_code), int(dt.bits), int(dt.lanes), strides, _compact(buf)))
         else:
             params.append(Param(i, str(p.name), str(p.dtype), (), i in outputs, False))
     order = call_order(prim_func, cuda)
