@@ -47,3 +47,27 @@ def test_compile_logs_are_off_by_default():
         quiet = run_python(SCRIPT, env={"TILELANG_CACHE_DIR": cache})
         assert quiet.returncode == 0, quiet.stdout + quiet.stderr
         assert "[TileLang:" not in quiet.stdout + quiet.stderr
+
+
+def test_kernels_cached_by_another_build_of_the_fork_are_not_reused():
+    """The cache key holds the build id (patch 0023): same version, other patches -> compiled again."""
+    other_build = "import tilelang.paddle_runtime._build_id as b; b.BUILD_ID = 'another-build'\n"
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"TILELANG_CACHE_DIR": cache, "TILELANG_PADDLE_LOG_LEVEL": "INFO"}
+        first = run_python(SCRIPT, env=env)
+        assert first.returncode == 0, first.stdout + first.stderr
+        assert _compiles(first) == 1
+        same = run_python(SCRIPT, env=env)
+        assert _compiles(same) == 0, same.stdout + same.stderr
+        other = run_python(SCRIPT.replace("import numpy as np, paddle\n", "import numpy as np, paddle\n" + other_build),
+                           env=env)
+        assert other.returncode == 0, other.stdout + other.stderr
+        assert _compiles(other) == 1  # not the first build's kernel
+
+
+def test_the_build_id_is_a_digest_of_the_pin_patches_and_overlay():
+    import tilelang.paddle_runtime._build_id as installed
+    from src.fork.pin import Pin
+    from src.fork.stage import build_id
+
+    assert installed.BUILD_ID == build_id(Pin.load()), "the installed tilelang-paddle is not built from this checkout (pip install . again)"

@@ -172,6 +172,7 @@ def _op_source(forward, *, name: str, backward=None):
     check_op_name(name)
     fwd = _kernel(forward, "forward")
     bwd = _kernel(backward, "backward") if backward is not None else None
+    _codegen.check_names(name, fwd, bwd)  # before the backward's shapes: a name error is the clearer one
     if bwd is not None:
         _check_backward(fwd, bwd)
     return fwd, bwd, _codegen.render(name, fwd, bwd)
