@@ -11,6 +11,7 @@ count; ``TILELANG_PADDLE_FUZZ_SEED`` moves the seed range.
 
 import os
 import re
+from pathlib import Path
 
 import numpy as np
 import paddle
@@ -177,20 +178,13 @@ def test_out_first_gemm_fast_and_upstream_launchers(out_first, shape):
 def test_out_first_gemm_with_the_fast_path_off():
     """TILELANG_PADDLE_FAST_LAUNCH=0 (read per kernel): upstream's launcher alone, in a fresh process."""
     proc = run_python(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
         import numpy as np, paddle
-        paddle.enable_compat(scope={{"tilelang"}}, silent=True)
-        import tilelang, tilelang.language as T
-        M, N, K = T.dynamic("M"), T.dynamic("N"), T.dynamic("K")
+        import tilelang
+        from test_signature_fuzz import gemm_out_first
 
-        @T.prim_func
-        def main(C: T.Tensor((M, N), "float32"), A: T.Tensor((M, K), "float32"), B: T.Tensor((K, N), "float32")):
-            with T.Kernel(1, threads=1) as bx:
-                for i, j in T.grid(M, N):
-                    C[i, j] = 0.0
-                    for k in T.serial(K):
-                        C[i, j] = C[i, j] + A[i, k] * B[k, j]
-
-        kernel = tilelang.compile(main, out_idx=[0], target="c", execution_backend="cython")
+        kernel = tilelang.compile(gemm_out_first, out_idx=[0], target="c", execution_backend="cython")
         assert type(kernel.torch_function).__name__ != "Launcher"
         a, b = np.random.rand(16, 40).astype("float32"), np.random.rand(40, 24).astype("float32")
         err = np.abs(kernel(paddle.to_tensor(a), paddle.to_tensor(b)).numpy() - a @ b).max()
