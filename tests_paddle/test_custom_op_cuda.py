@@ -108,7 +108,7 @@ def test_cuda_operator_compiles_against_paddles_headers(kernels, tmp_path):
 def test_cuda_operator_passes_the_stream_last_and_inits_per_gpu(kernels):
     fwd, bwd = kernels
     _f, _b, source = _op_source(fwd, name="tl_cuda_scale", backward=bwd)
-    forward_fn = source[source.index("std::vector<paddle::Tensor> TlForward("):source.index("TlForwardInferShape")]
+    forward_fn = source[source.index("std::vector<paddle::Tensor> TlpForward("):source.index("TlpForwardInferShape")]
     # The current GPU is the inputs' before the stream is read, init() runs there, then the call.
     order = [forward_fn.index(s) for s in ("TlpCurrentGpu tlp_current(tlp_device)", "TlpInitOnDevice(",
                                            "paddle::empty(", "TlpPtr(X), TlpPtr(W), TlpPtr(tlp_out0), "

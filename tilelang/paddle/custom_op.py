@@ -57,9 +57,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from pathlib import Path
 
+from . import op_build as _op_build
 from . import op_codegen as _codegen
 
 __all__ = ["CustomOp", "custom_op", "save_ops"]
@@ -157,7 +157,6 @@ def check_op_name(name) -> None:
     if problem is None and name != name.lower():
         problem = "has upper-case letters; Paddle lower-cases operator names"
     if problem is None and name not in _REGISTERED:
-        import paddle
         from paddle import _C_ops
         from paddle.base import core
 
@@ -185,11 +184,6 @@ def _default_directory(op: str, digest: str) -> Path:
     from tilelang.paddle_runtime import settings
 
     return Path(settings.op_cache()) / f"{op}-{digest[:16]}"
-
-
-def _sha256(path: str) -> str:
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
 
 
 class _CustomOpMeta(type):
@@ -241,7 +235,11 @@ def custom_op(forward, *, name: str, backward=None, directory: str | os.PathLike
     directory : path, optional
         Where the op library and its kernel libraries go. Default: a directory
         under ``$TILELANG_PADDLE_OP_CACHE`` (``~/.cache/tilelang-paddle/ops``)
-        named by the op's content hash, so an unchanged op is not rebuilt.
+        named by the op's content hash, so an unchanged op is not rebuilt. Many
+        processes may ask for the same op at once (the ranks of a
+        ``paddle.distributed.launch`` job): one builds it, the others wait and
+        load it (see :mod:`.op_build`); a complete directory is loaded without
+        building or writing, so it may be read-only.
 
     Returns
     -------
@@ -261,8 +259,13 @@ def custom_op(forward, *, name: str, backward=None, directory: str | os.PathLike
         raise RuntimeError(f"custom_op: {name}'s kernels target CUDA, but this Paddle build has no CUDA "
                            f"(paddle.is_compiled_with_cuda() is False); install paddlepaddle-gpu>=3.3, or compile "
                            f"the kernels with target=\"c\" for a CPU operator")
-    digest = hashlib.sha256("\n".join([source, paddle.__version__, paddle.version.commit, _sha256(fwd.library),
-                                       _sha256(bwd.library) if bwd else ""]).encode()).hexdigest()
+    from tilelang.paddle_runtime import _build_id
+
+    # The op's identity: what determines its libraries (sources, flags, Paddle, this fork's build), so
+    # ranks and restarts compiling the same kernels share one op.
+    digest = hashlib.sha256("\n".join([source, paddle.__version__, paddle.version.commit, _build_id.BUILD_ID,
+                                       _op_build.kernel_identity(forward),
+                                       _op_build.kernel_identity(backward) if bwd else ""]).encode()).hexdigest()
     if name in _REGISTERED:  # Paddle cannot register an op name twice in one process
         known_digest, known_op = _REGISTERED[name]
         if known_digest == digest:
@@ -270,32 +273,13 @@ def custom_op(forward, *, name: str, backward=None, directory: str | os.PathLike
         raise ValueError(f"custom_op: an operator named {name!r} with other kernels is already registered in this "
                          "process, and Paddle cannot replace it; give this one another name (or restart the process)")
     out = Path(directory) if directory is not None else _default_directory(name, digest)
-    # paddle.utils.cpp_extension.load writes the op library to <build_directory>/<name>/<name>.so, and the op
-    # library loads its kernels from its own directory when it is loaded: put them there first.
-    lib_dir = out / name
-    lib_dir.mkdir(parents=True, exist_ok=True)
-    kernels = [(fwd.library, lib_dir / f"{name}_forward_kernel.so")]
+    kernels = [(fwd.library, f"{name}_forward_kernel.so")]
     if bwd is not None:
-        kernels.append((bwd.library, lib_dir / f"{name}_backward_kernel.so"))
-    for src, dst in kernels:
-        if not dst.exists() or _sha256(str(dst)) != _sha256(src):
-            shutil.copyfile(src, dst)
-    # A .cu source is compiled by nvcc with PADDLE_WITH_CUDA (paddle/utils/cpp_extension: prepare_unix_cudaflags),
-    # which the CUDA operator needs for Tensor::stream(); a .cc source by the C++ compiler.
-    cpp = out / f"{name}{'.cu' if fwd.sig.cuda else '.cc'}"
-    if not cpp.exists() or cpp.read_text() != source:
-        cpp.write_text(source)
-    from paddle.utils import cpp_extension
-
-    module = cpp_extension.load(name=name, sources=[str(cpp)], extra_ldflags=["-ldl"],
-                                build_directory=str(out), verbose=False)
-    library = lib_dir / f"{name}.so"
-    if not library.exists():
-        raise RuntimeError(f"custom_op: expected Paddle to build {library}; found "
-                           f"{sorted(str(p) for p in out.rglob('*.so'))} (a new Paddle build layout?)")
+        kernels.append((bwd.library, f"{name}_backward_kernel.so"))
+    module, library, kernel_paths = _op_build.build_or_load(out, name, source, fwd.sig.cuda, kernels, digest)
     op = getattr(module, name)
     op._tilelang_custom_op = True
-    op.op_name, op.library, op.kernel_libraries = name, str(library), [str(dst) for _s, dst in kernels]
+    op.op_name, op.library, op.kernel_libraries = name, library, kernel_paths
     _REGISTERED[name] = (digest, op)
     return op
 
@@ -311,7 +295,10 @@ def save_ops(model_prefix: str | os.PathLike, *ops: CustomOp) -> list[str]:
             paddle.utils.cpp_extension.load_op_meta_info_and_register_op(lib)
         layer = paddle.jit.load(model_prefix)          # or paddle.inference.create_predictor(...)
 
-    Returns the paths of the copied op libraries.
+    Every file is written as a new file (``os.replace``), so a process serving the
+    previous libraries from that directory keeps running them. Returns the paths
+    of every file written: op libraries and their kernel libraries (copy all of
+    them to deploy the model).
     """
     target = Path(model_prefix).parent
     target.mkdir(parents=True, exist_ok=True)
@@ -319,9 +306,7 @@ def save_ops(model_prefix: str | os.PathLike, *ops: CustomOp) -> list[str]:
     for op in ops:
         if not isinstance(op, CustomOp):
             raise TypeError(f"save_ops: expected ops made by tilelang.paddle.custom_op, got {type(op).__name__}")
-        dst = target / f"{op.op_name}_package.so"
-        shutil.copyfile(op.library, dst)
+        written.append(_op_build.copy_beside(op.library, target / f"{op.op_name}_package.so"))
         for lib in op.kernel_libraries:
-            shutil.copyfile(lib, target / Path(lib).name)
-        written.append(str(dst))
+            written.append(_op_build.copy_beside(lib, target / Path(lib).name))
     return written

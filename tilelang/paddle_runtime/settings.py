@@ -43,3 +43,11 @@ OP_CACHE = "TILELANG_PADDLE_OP_CACHE"
 
 def op_cache(environ=os.environ) -> str:
     return environ.get(OP_CACHE) or os.path.join(os.path.expanduser("~"), ".cache", "tilelang-paddle", "ops")
+
+#: Seconds a process waits for another one's operator build or kernel compile (a cross-process
+#: file lock, :mod:`.file_lock`) before a TimeoutError naming the lock file. Default 900.
+LOCK_TIMEOUT = "TILELANG_PADDLE_LOCK_TIMEOUT"
+
+
+def lock_timeout(environ=os.environ) -> float:
+    return float(environ.get(LOCK_TIMEOUT) or 900)

@@ -59,6 +59,8 @@ SERIES = [
     "0022_check_symbolic_sizes",
     # The kernel cache key holds the fork's build id, so another build's kernels are not reused.
     "0023_key_kernel_cache_by_build",
+    # Processes missing the same kernel: one compiles (under a file lock), the others load its result.
+    "0024_compile_once_per_cache_key",
 ]
 
 
