@@ -178,10 +178,10 @@ def _build(directory: Path, name: str, source: str, cuda: bool, kernels: list, d
         except Exception as exc:
             kept = directory / f"{name}.build-failed.log"
             os.replace(log, kept)
-            raise RuntimeError(f"custom_op: building operator {name} failed:\n{_error_lines(kept.read_text('replace'))}"
-                               f"\nfull build log: {kept}") from exc
+            why = _error_lines(kept.read_text(errors="replace"))
+            raise RuntimeError(f"custom_op: building operator {name} failed:\n{why}\nfull build log: {kept}") from exc
         if logger.isEnabledFor(logging.INFO):
-            logger.info("custom_op: build log of %s:\n%s", name, log.read_text("replace"))
+            logger.info("custom_op: build log of %s:\n%s", name, log.read_text(errors="replace"))
         built = work / name / f"{name}.so"
         if not built.exists():
             raise RuntimeError(f"custom_op: expected Paddle to build {built}; found "
