@@ -2,13 +2,14 @@
 
 import os
 import shutil
+import types
 
 import paddle
 import pytest
 
 import tilelang  # noqa: F401 - sets up the control plane
 from tilelang.jit.adapter.base import BaseKernelAdapter
-from tilelang.paddle_runtime import device
+from tilelang.paddle_runtime import device, gpu_guard
 from tilelang.paddle_runtime.device import DeviceSpec
 from tilelang.paddle_runtime.torch_shim import device as torch_device, wrap
 from conftest import run_python
@@ -66,19 +67,35 @@ def test_torch_shim_passes_everything_else_through():
     assert out16.dtype is paddle.uint16  # paddle.empty alone would hand back bfloat16
 
 
-def test_gpu_selection_falls_back_to_the_preloaded_runtime():
-    """Without Paddle's CUDA-only device setters (a CPU build) the switch binds cudaGetDevice/cudaSetDevice.
+def test_gpu_selection_uses_paddles_setters_where_they_exist():
+    """The shape of a CUDA build (core.get/set_cuda_current_device_id) against a CPU build's (neither)."""
+    calls = []
+    cuda_core = types.SimpleNamespace(get_cuda_current_device_id=lambda: 0,
+                                      set_cuda_current_device_id=lambda i: calls.append(i))
+    select = gpu_guard.bind_select_gpu(core=cuda_core)
+    assert select(0) == -1 and select(1) == 0 and calls == [1]
 
-    Without a GPU both calls just return an error code; what is checked is that
-    the binding exists and is harmless (the GPU effect is covered in test_gpu.py).
-    """
+
+def test_gpu_selection_falls_back_to_the_preloaded_runtime_and_says_when_it_cannot_switch():
+    """Without Paddle's setters the switch calls libcudart; with no GPU cudaSetDevice fails, and that is an error."""
     from tilelang.paddle_runtime import preload
 
-    if preload.last_result() is None or preload.last_result().handle is None:
+    result = preload.last_result()
+    if result is None or result.handle is None:
         pytest.skip("no libcudart was preloaded on this machine")
-    select_gpu = device._bind_select_gpu()
-    select_gpu(0)
-    select_gpu(0)
+    select = gpu_guard.bind_select_gpu(core=types.SimpleNamespace(), cudart=result.handle)
+    with pytest.raises(RuntimeError, match=r"cudaSetDevice\(0\) failed with CUDA error \d+; the kernel was not launched"):
+        select(0)  # no GPU here: cudaGetDevice reports none current, and the switch cannot happen
+
+
+def test_gpu_selection_without_any_switch_refuses_another_gpu_when_several_are_visible():
+    no_core = types.SimpleNamespace()
+    one = gpu_guard.bind_select_gpu(core=no_core, cudart=False, visible=1)
+    assert one(0) == -1  # one GPU: nothing to switch
+    several = gpu_guard.bind_select_gpu(core=no_core, cudart=False, visible=2)
+    with pytest.raises(RuntimeError, match=r"cannot make gpu:1 current for this kernel: .* 2 GPUs are visible; set "
+                                           r"CUDA_VISIBLE_DEVICES to one GPU"):
+        several(1)
 
 
 def test_switcher_switches_only_when_the_device_differs():
@@ -89,7 +106,7 @@ def test_switcher_switches_only_when_the_device_differs():
         state["sets"].append(i)
         state["current"] = i
 
-    select = device.switcher(lambda: state["current"], set_index)
+    select = gpu_guard.switcher(lambda: state["current"], set_index)
     select(0)
     select(0)
     assert state["sets"] == []
@@ -99,10 +116,54 @@ def test_switcher_switches_only_when_the_device_differs():
     assert state["sets"] == [1, 0]
 
 
-def test_select_device_of_is_a_no_op_for_the_cpu():
+def test_on_gpu_restores_after_an_error_and_is_a_no_op_for_the_cpu():
     # On every build a CPU device never touches CUDA (a CPU-only Paddle would crash in its CUDA calls).
-    device.select_device_of(device.device_of(paddle.zeros([1])))
-    device.select_device_of(device.DeviceSpec("cpu"))
+    gpu_guard.select_device_of(device.device_of(paddle.zeros([1])))
+    with pytest.raises(ValueError):
+        with gpu_guard.on_gpu(device.DeviceSpec("cpu")):
+            raise ValueError("inside")
+
+
+@pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")), reason="needs nvcc to build a CUDA kernel")
+def test_a_tensorless_tvm_ffi_call_survives_paddlefleets_device_functor_guard():
+    """PaddleFleet's guard (ops/tilelang_dsv4/compat.py) saves get_current_device_functor through the class and
+    restores it by plain assignment, dropping the staticmethod; self.get_current_device_functor() then raises
+    TypeError. Our tvm_ffi call asks through the class: inside the guard and after it, a kernel with no tensor
+    input reaches the executable (which refuses the CPU anchor here: no GPU)."""
+    proc = run_python(
+        """
+        import contextlib
+        import paddle, tilelang
+        import tilelang.language as T
+        from tilelang.jit.adapter.base import BaseKernelAdapter
+
+        @contextlib.contextmanager
+        def paddlefleet_guard():
+            original = BaseKernelAdapter.get_current_device_functor
+            BaseKernelAdapter.get_current_device_functor = staticmethod(lambda *a, **k: lambda: "cpu")
+            try:
+                yield
+            finally:
+                BaseKernelAdapter.get_current_device_functor = original
+
+        @T.prim_func
+        def fill(C: T.Tensor((128,), "float32")):
+            with T.Kernel(1, threads=128) as bx:
+                for i in T.Parallel(128):
+                    C[i] = 1.0
+
+        k = tilelang.compile(fill, out_idx=[0], target={"kind": "cuda", "arch": "sm_90a"}, execution_backend="tvm_ffi")
+        for phase in ("inside", "after"):
+            guard = paddlefleet_guard() if phase == "inside" else contextlib.nullcontext()
+            with guard:
+                try:
+                    k()
+                except RuntimeError as exc:
+                    print(phase, "refused:", exc)
+        """
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("allocator anchor has the wrong device type") == 2, proc.stdout + proc.stderr[-2000:]
 
 
 @pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")), reason="needs nvcc to build a CUDA kernel")
@@ -117,7 +178,7 @@ def test_tvm_ffi_callee_allocation_selects_the_inputs_device_first():
         """
         import paddle, tilelang
         import tilelang.language as T
-        from tilelang.paddle_runtime import device
+        from tilelang.paddle_runtime import device, gpu_guard
 
         def add(N=256, block=128):
             @T.prim_func
@@ -127,8 +188,8 @@ def test_tvm_ffi_callee_allocation_selects_the_inputs_device_first():
                         C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
             return main
 
-        seen, real = [], device.select_device_of
-        device.select_device_of = lambda spec: (seen.append(str(spec)), real(spec))[1]
+        seen, real = [], gpu_guard.select_device_of
+        gpu_guard.select_device_of = lambda spec: (seen.append(str(spec)), real(spec))[1]
         k = tilelang.compile(add(), out_idx=[2], target={"kind": "cuda", "arch": "sm_90a"}, execution_backend="tvm_ffi")
         assert k.adapter._ffi_callee_allocated_output_abi
         try:

@@ -114,14 +114,24 @@ def test_stream_guard_is_honored(gemm):
 
 
 @two_gpus
-def test_current_device_is_restored_after_a_launch_on_gpu1(gemm):
-    """Paddle reads the current device (current_stream(None), memory_allocated()): a launch leaves it as it was."""
+@pytest.mark.parametrize("launcher", ["cython fast path", "cython upstream launcher", "tvm_ffi"])
+def test_current_device_is_restored_after_an_allocating_launch_on_gpu1(launcher):
+    """Paddle reads the current device (current_stream(None), memory_allocated()): a launch leaves it as it was.
+
+    The output is allocated (out_idx) on gpu:1 while gpu:0 is current. Paddle's allocation on a place
+    switches the device and never switches back (gpu_guard), so each launcher must switch before it.
+    """
     from paddle.base import core
 
+    backend = "tvm_ffi" if launcher == "tvm_ffi" else "cython"
+    kernel = tilelang.compile(matmul(256, 256, 128), out_idx=[2], execution_backend=backend)
+    call = (lambda *a: kernel.adapter.cython_wrapper.forward(list(a))) if launcher.endswith("upstream launcher") \
+        else kernel
     a, b = _inputs(paddle.CUDAPlace(1))
     core.set_cuda_current_device_id(0)
-    c = gemm(a, b)
+    c = call(a, b)
     assert core.get_cuda_current_device_id() == 0
+    assert c.place.gpu_device_id() == 1
     _check(c, a, b)
 
 

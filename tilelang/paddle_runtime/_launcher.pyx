@@ -159,8 +159,8 @@ cdef class Launcher:
         disagree on a size and for size ``k`` beyond its type.
 
         ``launch_stream(dev)`` gives the stream to launch on; ``select_gpu(dev)``, when given, makes that
-        GPU current and returns the previous index (-1: no switch), which is made current again after
-        the launch, also when it fails. ``init_kernel()``, when given, is the kernel library's ``init``
+        GPU current before the outputs are allocated and returns the previous index (-1: no switch),
+        which is made current again after the launch, also when anything fails. ``init_kernel()``, when given, is the kernel library's ``init``
         (it sets the kernel's dynamic shared memory limit, a per-device attribute); it is run once per
         GPU, with that GPU current, before the first launch there.
         """
@@ -222,14 +222,12 @@ cdef class Launcher:
                 expected_stride *= t.shape[k]
         return 0
 
-    cdef int _init_on(self, int dev_id, int previous) except -1:
+    cdef int _init_on(self, int dev_id) except -1:
         """First launch on GPU ``dev_id`` (current now): run the library's ``init()`` there.
 
         GPUs 0-63 are remembered in a bit mask; beyond them ``init()`` runs before every launch.
         """
         if self.init_kernel() != 0:
-            if previous >= 0:
-                self.select_gpu(previous)
             raise RuntimeError(f"Kernel initialisation on GPU {dev_id} failed: {self.error_text()}")
         if dev_id < 64:
             self.initialized |= (<uint64_t>1) << dev_id
@@ -255,7 +253,7 @@ cdef class Launcher:
         cdef int dev_id = -1
         cdef int previous = -1
         cdef int i, j = 0, k, verdict, n = 0
-        cdef int32_t rc
+        cdef int32_t rc = 0
         cdef intptr_t stream = 0
         cdef object arg
         if kwargs or len(args) != self.n_inputs:
@@ -282,37 +280,41 @@ cdef class Launcher:
                 raise self.too_large(args, k)
         if dev_id < 0:  # no tensor input: the current device, as upstream's launcher does
             dev_id = self.default_device()
-        outs = None
-        if self.n_outputs:
-            outs = []
-            place = self.place_for(dev_id)
-            for i, dtype, view_dtype, shape in self.outputs_meta:
-                shape = [s if s >= 0 else dyn[-1 - s] for s in shape]
-                out = self.empty(shape, dtype, place)
-                if view_dtype is not None:
-                    out = out.view(view_dtype)
-                if _api.dltensor_from_py_object_no_sync(<void*>out, &dl[<int>i]) != 0:
-                    PyErr_Clear()
-                    return self.slow(*args)
-                outs.append(out)
-        for i in range(self.n_params):
-            call_args[n] = <intptr_t>dl[i].data + <intptr_t>dl[i].byte_offset
+        # The tensors' GPU is current from before the outputs are allocated (an allocation on a place makes
+        # that GPU current for good, see gpu_guard) until after the launch; the caller's comes back after.
+        if self.select_gpu is not None:
+            previous = self.select_gpu(dev_id)
+        try:
+            outs = None
+            if self.n_outputs:
+                outs = []
+                place = self.place_for(dev_id)
+                for i, dtype, view_dtype, shape in self.outputs_meta:
+                    shape = [s if s >= 0 else dyn[-1 - s] for s in shape]
+                    out = self.empty(shape, dtype, place)
+                    if view_dtype is not None:
+                        out = out.view(view_dtype)
+                    if _api.dltensor_from_py_object_no_sync(<void*>out, &dl[<int>i]) != 0:
+                        PyErr_Clear()
+                        return self.slow(*args)
+                    outs.append(out)
+            for i in range(self.n_params):
+                call_args[n] = <intptr_t>dl[i].data + <intptr_t>dl[i].byte_offset
+                n += 1
+            for k in range(self.n_dyn):
+                call_args[n] = <intptr_t>dyn[k]
+                n += 1
+            if self.launch_stream is not None:
+                stream = self.launch_stream(dev_id)
+                if self.init_kernel is not None and (dev_id >= 64 or not (self.initialized >> dev_id) & 1):
+                    self._init_on(dev_id)
+            call_args[n] = stream
             n += 1
-        for k in range(self.n_dyn):
-            call_args[n] = <intptr_t>dyn[k]
-            n += 1
-        if self.launch_stream is not None:
-            if self.select_gpu is not None:
-                previous = self.select_gpu(dev_id)
-            stream = self.launch_stream(dev_id)
-            if self.init_kernel is not None and (dev_id >= 64 or not (self.initialized >> dev_id) & 1):
-                self._init_on(dev_id, previous)
-        call_args[n] = stream
-        n += 1
-        with nogil:
-            rc = tlp_call(self.fn, n, call_args)
-        if previous >= 0:
-            self.select_gpu(previous)
+            with nogil:
+                rc = tlp_call(self.fn, n, call_args)
+        finally:
+            if previous >= 0:
+                self.select_gpu(previous)
         if rc != 0:
             raise RuntimeError(f"Kernel call failed: {self.error_text()}{self._empty_hint(dl)}")
         if outs is None:

@@ -37,6 +37,7 @@ from paddle import _C_ops
 
 from . import arguments as _arguments
 from . import device as _device
+from . import gpu_guard as _gpu_guard
 from . import signature as _signature
 from . import settings
 from .dtypes import to_paddle
@@ -142,7 +143,7 @@ def prepare(adapter, slow):
         functools.partial(_arguments.symbol_mismatch, sig),
         functools.partial(_arguments.size_too_large, sig),
         _device.current_device_index if cuda else _no_index,
-        _device.select_gpu if cuda and _device.CUDA_BUILD else None,
+        _gpu_guard.select_gpu if cuda and _device.CUDA_BUILD else None,
         # init() sets the dynamic shared memory limit, which CUDA keeps per device: once per GPU.
         lib.init if cuda and _device.CUDA_BUILD else None,
     )

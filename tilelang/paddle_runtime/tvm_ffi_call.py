@@ -8,13 +8,12 @@ tensor input, whose device the generated host code allocates outputs on), the
 inputs' GPU made current, and the executable call. Everything that does not
 change between calls is resolved here once: the exchange-API check, the
 output arity, the bound device functions; the executable on the first call.
-The previous current device is restored after the call (see
-:func:`.device._bind_select_gpu` for who reads it).
+The caller's current device is restored after the call (see :mod:`.gpu_guard`).
 
 Why the device switch: the host code allocates outputs through
 ``TVMFFIEnvTensorAlloc`` -> Paddle's exchange-API allocator, which allocates
 on the *current* CUDA device, and only afterwards calls ``__tvm_set_device``
-(see patch 0011 and :func:`.device._bind_select_gpu`). Upstream's NPU stream
+(see patch 0011 and :mod:`.gpu_guard`). Upstream's NPU stream
 hook (``_prepare_torch_device``) is not called: it is for torch_npu, which a
 Paddle process does not have.
 """
@@ -27,6 +26,7 @@ import paddle
 
 from . import arguments as _arguments
 from . import device as _device
+from . import gpu_guard as _gpu_guard
 from . import signature as _signature
 from .tensors import empty as _empty
 
@@ -44,8 +44,8 @@ def callee_allocated_call(adapter) -> Callable:
     has_api = hasattr(tensor_type, "__dlpack_c_exchange_api__")
     # Bound now: a kernel is compiled after the control plane is set up, and the
     # lookups would otherwise be repeated on every call.
-    device_of, select_device_of, current_device = _device.device_of, _device.select_device_of, _device.current_device
-    restore_gpu = _device.restore_gpu
+    device_of, select_device_of, restore_gpu = _device.device_of, _gpu_guard.select_device_of, _gpu_guard.restore_gpu
+    adapter_type = type(adapter)
     executable = None
 
     def call(*inputs):
@@ -55,17 +55,16 @@ def callee_allocated_call(adapter) -> Callable:
         if not has_api:
             raise RuntimeError(_NO_EXCHANGE_API)
         anchor = next((value for value in inputs if isinstance(value, tensor_type)), None)
-        if anchor is None:
-            # No tensor input: a zero-element anchor on the current device carries
-            # the allocator and the device into the call (as upstream does).
-            spec = current_device()
-            anchor = _empty([0], paddle.float32, spec)
-        else:
-            spec = device_of(anchor)
+        # No tensor input: the adapter class's device functor (through the class: a guard that restored it
+        # without its staticmethod must not break this), as upstream does.
+        spec = device_of(anchor) if anchor is not None else device_of(adapter_type.get_current_device_functor()())
         if executable is None:
             executable = adapter._get_executable()
-        previous = select_device_of(spec)
+        previous = select_device_of(spec)  # before the anchor's allocation, which would switch it for good
         try:
+            if anchor is None:
+                # A zero-element anchor on that device carries the allocator and the device into the call.
+                anchor = _empty([0], paddle.float32, spec)
             result = executable(*inputs, anchor)
         finally:
             restore_gpu(previous)

@@ -10,11 +10,12 @@ the inputs' device and raise a TypeError naming the parameter instead
 (``TILELANG_PADDLE_ALLOW_NULL_BUFFERS=1`` keeps upstream's None-as-NULL for
 kernels that check their pointers). Zero-size tensors (an empty batch) pass the
 stride and contiguity checks: Paddle reports their strides as 0, torch as
-row-major, and no element is addressed either way. The launch makes the
-inputs' GPU current and restores the previous device after it
-(``tilelang.paddle_runtime.device.select_device_of``/``restore_gpu``), and
-the library's ``init()`` (the per-device dynamic shared memory limit) runs once
-on each GPU before its first launch there (``device.kernel_initializer``).
+row-major, and no element is addressed either way. ``forward`` makes the
+inputs' GPU current before the outputs are allocated and restores the
+caller's device after the launch (``tilelang.paddle_runtime.gpu_guard``; an
+allocation on a place switches the device and never switches back), and the
+library's ``init()`` (the per-device dynamic shared memory limit) runs once on
+each GPU before its first launch there (``gpu_guard.kernel_initializer``).
 Per-call costs Paddle makes visible are removed on the way: torch names are
 read through the caching shim (Paddle's proxy resolves each in Python), the
 dtype->ctypes table is built once instead of per call, dtypes compare by
@@ -38,7 +39,7 @@ PATCH = Patch(
         Edit(
             "import torch\n",
             "import torch\nfrom tilelang.paddle_runtime import arguments as _arguments, dtypes as _dtypes, tensors as _tensors\n"
-            "from tilelang.paddle_runtime import device as _device\n"
+            "from tilelang.paddle_runtime import device as _device, gpu_guard as _gpu_guard\n"
             "from tilelang.paddle_runtime.torch_shim import wrap as _wrap_torch\n\n"
             "# Paddle's proxy resolves torch.X in Python on every access; the shim caches each name.\n"
             "torch = _wrap_torch(torch)\n"
@@ -79,19 +80,24 @@ PATCH = Patch(
              "            if not tensor.is_contiguous() and 0 not in tensor.shape:\n"),
         Edit("        object get_current_stream      # Raw-stream provider injected by the adapter (None = CUDA default)\n",
              "        object get_current_stream      # Raw-stream provider injected by the adapter (None = CUDA default)\n"
-             "        object _tlp_init               # tilelang-paddle: init() once per GPU (device.kernel_initializer)\n"),
-        # The inputs' GPU is current for the launch only; the previous device comes back after it.
+             "        object _tlp_init               # tilelang-paddle: init() once per GPU (gpu_guard.kernel_initializer)\n"),
+        # The inputs' GPU is current for the output allocation and the launch; the caller's comes back after
+        # (tilelang.paddle_runtime.gpu_guard: Paddle's allocation on a place switches the device for good).
+        Edit("    cpdef forward(self, list inputs, int64_t stream = -1, bint skip_tensor_validation = False):\n",
+             "    cpdef forward(self, list inputs, int64_t stream = -1, bint skip_tensor_validation = False):\n"
+             "        _previous = _gpu_guard.select_device_of(_device.device_of(self._infer_output_device(inputs)))\n"
+             "        try:\n"
+             "            return self._tlp_forward(inputs, stream, skip_tensor_validation)\n"
+             "        finally:\n"
+             "            _gpu_guard.restore_gpu(_previous)\n\n"
+             "    cpdef _tlp_forward(self, list inputs, int64_t stream = -1, bint skip_tensor_validation = False):\n"),
         Edit("        result = self.lib.call(*call_args)\n",
              "        _spec = _device.device_of(device if device is not None else self._infer_output_device(inputs))\n"
-             "        _previous = _device.select_device_of(_spec)\n"
-             "        try:\n"
-             "            if _spec.type == 'cuda' and _device.CUDA_BUILD:  # init() per GPU: see device.kernel_initializer\n"
-             "                if self._tlp_init is None:\n"
-             "                    self._tlp_init = _device.kernel_initializer(self.lib)\n"
-             "                self._tlp_init(_spec.index if _spec.index is not None else _device.current_device_index())\n"
-             "            result = self.lib.call(*call_args)\n"
-             "        finally:\n"
-             "            _device.restore_gpu(_previous)\n"),
+             "        if _spec.type == 'cuda' and _device.CUDA_BUILD:  # init() per GPU: see gpu_guard.kernel_initializer\n"
+             "            if self._tlp_init is None:\n"
+             "                self._tlp_init = _gpu_guard.kernel_initializer(self.lib)\n"
+             "            self._tlp_init(_spec.index if _spec.index is not None else _device.current_device_index())\n"
+             "        result = self.lib.call(*call_args)\n"),
         Edit('raise ValueError(f"Unsupported tensor type: {type(tensor)}")',
              "raise _arguments.not_a_tensor(self.buffer_dtype_map, self.params, i, tensor)"),
     ),

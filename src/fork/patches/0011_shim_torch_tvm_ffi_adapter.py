@@ -21,6 +21,8 @@ tvm_ffi_python_helpers.h). Our stream providers are never called on this backend
    ``tilelang.paddle_runtime.tvm_ffi_call.callee_allocated_call(self)``, which
    makes the inputs' GPU current first (one Paddle C call when it already is)
    and does no other per-call work beyond what tvm-ffi needs.
+3. ``get_current_device_functor`` is called through the class, so a guard
+   that restores it without its ``staticmethod`` cannot break the call.
 Forwarded: not-needed (the allocator's device rule is Paddle's). Checked against:
 0.1.14, 0.1.15. Drop when: never.
 """
@@ -40,6 +42,10 @@ PATCH = rebind_torch(
             "from tilelang.paddle_runtime import tvm_ffi_call as _paddle_tvm_ffi_call\n",
         ),
         Edit(CALLEE, "            return _paddle_tvm_ffi_call.callee_allocated_call(self)  # tilelang-paddle patch 0011\n"),
+        # Through the class: a user's guard that saves the functor through the class and restores it by plain
+        # assignment (PaddleFleet's ops/tilelang_dsv4/compat.py) drops the staticmethod, and self.f() then
+        # passes self to a function taking no arguments (TypeError).
+        Edit("self.get_current_device_functor()", "type(self).get_current_device_functor()", count=2),
     ),
     forwarded="not-needed",
     checked_against=("0.1.14", "0.1.15"),
