@@ -15,8 +15,8 @@ kernel's regular launcher, so every error is raised there (in the user's words,
 see :mod:`.arguments`) and every case upstream accepts still works.
 """
 
-from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.exc cimport PyErr_Clear
+from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 cdef extern from *:
@@ -125,10 +125,22 @@ LIMITS = (MAX_PARAMS, MAX_DIMS, MAX_DYN)
 MAX_CALL_ARGS = MAX_PARAMS + MAX_DYN + 1
 
 
-def bind_exchange_api(tensor_type):
-    """Bind Paddle's exchange API once; return its DLPack major version (1 is the layout above)."""
+def bind_exchange_api(source):
+    """Bind a DLPack exchange API; return its DLPack major version (1 is the struct layout declared above).
+
+    ``source``: the API's address (``seams.exchange_api_pointer``, which reads every shape Paddle has
+    shipped), or a tensor type whose ``__dlpack_c_exchange_api__`` is the capsule (torch, for the GPU
+    stand-in scripts).
+    """
     global _api
-    _api = <const TLP_ExchangeAPI*>PyCapsule_GetPointer(tensor_type.__dlpack_c_exchange_api__, b"dlpack_exchange_api")
+    cdef intptr_t address
+    if isinstance(source, int):
+        address = source
+    else:
+        address = <intptr_t>PyCapsule_GetPointer(source.__dlpack_c_exchange_api__, b"dlpack_exchange_api")
+    if address == 0:
+        raise ValueError("no DLPack exchange API")
+    _api = <const TLP_ExchangeAPI*>address
     return _api.major
 
 

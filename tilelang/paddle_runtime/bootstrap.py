@@ -43,9 +43,10 @@ def require_paddle():
     except ImportError as exc:
         raise ImportError(f"tilelang-paddle needs PaddlePaddle, which is not installed ({exc}).\n{_INSTALL_HINT}") from None
     version = getattr(paddle, "__version__", "0.0.0")
-    # Paddle's develop builds report 0.0.0; they have the compat API we need.
+    # Paddle's develop builds report 0.0.0; what matters is the compat API (seams.enable_torch_proxy).
     too_old = version != "0.0.0" and _parse_version(version) < MIN_PADDLE
-    if too_old or not hasattr(paddle, "enable_compat"):
+    has_compat = hasattr(paddle, "enable_compat") or hasattr(getattr(paddle, "compat", None), "enable_torch_proxy")
+    if too_old or not has_compat:
         raise ImportError(
             f"tilelang-paddle needs PaddlePaddle >= {MIN_PADDLE[0]}.{MIN_PADDLE[1]} "
             f"(for paddle.enable_compat), found {version}.\n{_INSTALL_HINT}"
@@ -54,15 +55,23 @@ def require_paddle():
 
 
 def enable_scope(paddle, module_globals: dict) -> None:
-    """Proxy ``import torch`` to Paddle inside ``tilelang`` only (silently)."""
+    """Proxy ``import torch`` to Paddle inside ``tilelang`` only (silently).
+
+    The proxy's state and the enabling function are read through :mod:`.seams`
+    (their shapes differ between Paddle 3.3.1 and develop). Where the finder's
+    state cannot be read, our scope is enabled: Paddle extends an existing
+    scope with it.
+    """
     from paddle.compat import proxy
+
+    from . import seams
 
     finder = getattr(proxy, "TORCH_PROXY_FINDER", None)
     active = finder is not None and finder in sys.meta_path
-    covered = active and (finder._globally_enabled or SCOPE in finder._local_enabled_scope)
+    covered = seams.proxy_coverage(finder, SCOPE) if active else False
     if not covered:
-        scope = set(finder._local_enabled_scope) if active else set()
-        paddle.enable_compat(scope=scope | {SCOPE}, silent=True)
+        scope = set(finder._local_enabled_scope) if covered is False and active else set()
+        seams.enable_torch_proxy(paddle)(scope=scope | {SCOPE}, silent=True)
     # tilelang/__init__ itself was imported before the proxy existed, so Paddle's
     # finder did not tag it; its own `import torch` calls look for this tag.
     module_globals[getattr(proxy, "MAGIC_ENABLED_MODULE_ATTR", "__enable_torch_proxy__")] = True

@@ -86,9 +86,17 @@ def device_of(obj) -> DeviceSpec:
     return expected_device(str(obj))
 
 
+_expected_place = None
+
+
 def current_device() -> DeviceSpec:
     """Paddle's expected place (``paddle.set_device``), for calls with no tensor argument."""
-    place = paddle.base.framework._current_expected_place_()
+    global _expected_place
+    if _expected_place is None:
+        from .seams import expected_place
+
+        _expected_place = expected_place(paddle)
+    place = _expected_place()
     if CUDA_BUILD and place.is_gpu_place():
         return _gpu(place.gpu_device_id())
     return _CPU

@@ -38,6 +38,7 @@ from paddle import _C_ops
 from . import arguments as _arguments
 from . import device as _device
 from . import gpu_guard as _gpu_guard
+from . import seams as _seams
 from . import signature as _signature
 from . import settings
 from .dtypes import to_paddle
@@ -51,7 +52,7 @@ _DL_CPU, _DL_CUDA = 1, 2
 try:
     from . import _launcher
 
-    _API_MAJOR = _launcher.bind_exchange_api(paddle.Tensor)
+    _API_MAJOR = _launcher.bind_exchange_api(_seams.exchange_api_pointer(paddle.Tensor) or 0)
 except (ImportError, AttributeError, ValueError) as exc:  # no compiled launcher, or no (or another) exchange API
     _launcher, _API_MAJOR = None, None
     logger.debug("fast launcher unavailable: %s", exc)
