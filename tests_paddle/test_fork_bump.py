@@ -49,9 +49,10 @@ def bumped(tmp_path_factory):
 
 def test_bump_writes_pin_and_version(bumped):
     copy, proc, _ = bumped
-    wheel = find_wheel(OLD)
+    wheel, arm = find_wheel(OLD), find_wheel(OLD, "aarch64")  # upstream publishes both machines
     pin = tomllib.loads((copy / "3rdparty" / "upstream.toml").read_text())
-    assert pin == {"version": OLD, "wheels": {wheel.name: sha256_of(wheel)}}
+    assert pin == {"version": OLD, "wheels": {wheel.name: sha256_of(wheel), arm.name: sha256_of(arm)}}
+    assert arm.name.endswith("_aarch64.whl") and wheel.name.endswith("_x86_64.whl")
     project = tomllib.loads((copy / "pyproject.toml").read_text())["project"]
     assert project["version"] == f"{OLD}.post1"
     assert project["requires-python"] == upstream_metadata(wheel)["Requires-Python"]

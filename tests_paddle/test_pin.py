@@ -55,3 +55,11 @@ def test_tampered_wheel_stops_pip_build(tampered_wheel, tmp_path):
     assert proc.returncode != 0, out[-2000:]
     assert "sha256 mismatch" in out, out[-2000:]
     assert not list((tmp_path / "dist").glob("*.whl"))
+
+
+def test_the_pin_holds_one_wheel_per_machine_and_lookups_keep_them_apart():
+    """x86_64 for the build, aarch64 for the cross-built wheel: a cache holding both must not mix them up."""
+    pin = Pin.load()
+    assert sorted(name.rsplit("_", 1)[-1] for name in pin.wheels) == ["aarch64.whl", "x86_64.whl"]
+    assert verified_wheel(pin).name.endswith("_x86_64.whl")
+    assert verified_wheel(pin, "aarch64").name.endswith("_aarch64.whl")

@@ -4,8 +4,10 @@ list            the patch series in apply order, with each patch's reason
 check [VER]     check every patch's precondition against upstream VER (default: the pin)
                 or a local wheel path; builds nothing; exit 1 on drift
 stage OUT       verify the pin, unpack, patch and overlay into OUT (used by CMakeLists.txt)
-release OUT     build the sdist and the manylinux wheel into OUT and check both
-                (auditwheel, twine); tools: `pip install --group release`
+release OUT     build the sdist, the x86_64 manylinux wheel and the aarch64 one (cross-built,
+                smoke-tested under qemu) into OUT and check them (auditwheel, twine);
+                tools: `pip install --group release`, Debian's gcc-aarch64-linux-gnu and
+                qemu-user-static; --skip-aarch64 builds the x86_64 wheel only
 bump X.Y.Z      pin upstream X.Y.Z: rewrite 3rdparty/upstream.toml and pyproject.toml
                 (version, upstream dependencies and extras), then run check X.Y.Z;
                 never touches patches; exit 1 when patches drifted
@@ -75,8 +77,11 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("version", nargs="?", metavar="VER", help="upstream version or a local wheel path (default: the pin)")
     stage_p = sub.add_parser("stage", help="verify the pin, unpack, patch and overlay into OUT")
     stage_p.add_argument("out", metavar="OUT", help="staging directory")
-    release = sub.add_parser("release", help="build the sdist and the manylinux wheel into OUT and check both")
-    release.add_argument("out", metavar="OUT", help="output directory for the two artifacts")
+    release = sub.add_parser("release", help="build the sdist and the x86_64 and aarch64 manylinux wheels into OUT "
+                                             "and check them")
+    release.add_argument("out", metavar="OUT", help="output directory for the artifacts")
+    release.add_argument("--skip-aarch64", action="store_true",
+                         help="build the x86_64 wheel only (no cross compiler or qemu needed)")
     bump_p = sub.add_parser("bump", help="pin upstream X.Y.Z and rewrite the metadata, then check")
     bump_p.add_argument("version", metavar="X.Y.Z", help="the upstream tilelang version to pin")
     return parser
@@ -95,7 +100,7 @@ def main(argv: list[str]) -> int:
         if args.command == "release":
             from .release import main as release_main
 
-            return release_main(args.out)
+            return release_main(args.out, skip_aarch64=args.skip_aarch64)
         return cmd_bump(args.version)
     except (PinError, PatchDrift, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-from .pin import find_wheel, sha256_of
+from .pin import PinError, find_wheel, sha256_of
 
 # Packages of the framework upstream runs on; Paddle replaces them.
 FRAMEWORK = frozenset({"torch", "torch-c-dlpack-ext"})
@@ -101,13 +101,14 @@ def rewrite_pyproject(text: str, meta) -> str:
     return _replace_block(text, "upstream extras", "".join(f"{k} = {_toml_list(v)}\n" for k, v in extras.items()))
 
 
-def rewrite_pin(text: str, version: str, wheel_name: str, sha256: str) -> str:
+def rewrite_pin(text: str, version: str, wheels: dict) -> str:
+    """The pin file for ``version`` with ``wheels`` ({file name: sha256}, one per machine) as its [wheels] table."""
     text = _set_line(text, "version", version, "3rdparty/upstream.toml")
     head, sep, tail = text.partition("[wheels]\n")
     if not sep:
         raise BumpError("3rdparty/upstream.toml has no [wheels] table")
     comments = "".join(line + "\n" for line in tail.splitlines() if line.startswith("#"))
-    return f'{head}{sep}{comments}"{wheel_name}" = "{sha256}"\n'
+    return f"{head}{sep}{comments}" + "".join(f'"{name}" = "{digest}"\n' for name, digest in wheels.items())
 
 
 def bump(version: str, root: Path) -> Path:
@@ -117,7 +118,13 @@ def bump(version: str, root: Path) -> Path:
     if meta["Version"] != version:
         raise BumpError(f"{wheel} is tilelang {meta['Version']}, not {version}")
     pin_file, pyproject = root / "3rdparty" / "upstream.toml", root / "pyproject.toml"
-    new_pin = rewrite_pin(pin_file.read_text(), version, wheel.name, sha256_of(wheel))
+    wheels = {wheel.name: sha256_of(wheel)}
+    try:  # the aarch64 wheel too, when upstream published one for this version
+        arm = find_wheel(version, "aarch64")
+        wheels[arm.name] = sha256_of(arm)
+    except PinError:
+        pass
+    new_pin = rewrite_pin(pin_file.read_text(), version, wheels)
     new_project = rewrite_pyproject(pyproject.read_text(), meta)
     pin_file.write_text(new_pin)
     pyproject.write_text(new_project)

@@ -6,7 +6,12 @@ Wheel lookup order (first hit wins; every hit is hash-checked when verifying):
    (offline builds, and the tests that feed the build a tampered file).
 2. The download cache ``$TILELANG_PADDLE_CACHE`` (default
    ``~/.cache/tilelang-paddle/wheels``), so repeated builds do not download again.
-3. ``pip download --no-deps --only-binary=:all: tilelang==VERSION``.
+3. ``pip download --no-deps --only-binary=:all: tilelang==VERSION`` (with
+   ``--platform manylinux_2_34_aarch64`` for the aarch64 wheel).
+
+Each lookup is for one machine (``x86_64`` by default, ``aarch64`` for the
+cross-built wheel); the cache holds both and is searched by machine.
+``TILELANG_PADDLE_UPSTREAM_WHEEL`` stands for the x86_64 wheel only.
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 PIN_FILE = REPO_ROOT / "3rdparty" / "upstream.toml"
 WHEEL_ENV = "TILELANG_PADDLE_UPSTREAM_WHEEL"
 CACHE_ENV = "TILELANG_PADDLE_CACHE"
+HOST_MACHINE = "x86_64"
+# pip's --platform for each machine we build for other than the host: upstream's aarch64 wheel's tag.
+PIP_PLATFORM = {"aarch64": "manylinux_2_34_aarch64"}
 
 
 class PinError(RuntimeError):
@@ -57,40 +65,46 @@ def cache_dir() -> Path:
     return Path(root) / "wheels"
 
 
-def _pip_download(version: str, dest: Path) -> Path:
+def _for_machine(paths, machine: str) -> list[Path]:
+    return sorted(p for p in paths if p.name.endswith(f"_{machine}.whl"))
+
+
+def _pip_download(version: str, dest: Path, machine: str = HOST_MACHINE) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
            "--disable-pip-version-check", "-d", str(dest), f"tilelang=={version}"]
+    if machine in PIP_PLATFORM:
+        cmd += ["--platform", PIP_PLATFORM[machine]]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise PinError(f"could not download tilelang=={version} with pip:\n{proc.stdout}\n{proc.stderr}\n"
+        raise PinError(f"could not download tilelang=={version} ({machine}) with pip:\n{proc.stdout}\n{proc.stderr}\n"
                        f"Set {WHEEL_ENV}=/path/to/tilelang-{version}-*.whl to build offline.")
-    found = sorted(dest.glob(f"tilelang-{version}-*.whl"))
+    found = _for_machine(dest.glob(f"tilelang-{version}-*.whl"), machine)
     if not found:
-        raise PinError(f"pip reported success but no tilelang-{version}-*.whl is in {dest}")
+        raise PinError(f"pip reported success but no tilelang-{version}-*_{machine}.whl is in {dest}")
     return found[-1]
 
 
-def find_wheel(version: str) -> Path:
-    """Return a local wheel of upstream ``version`` (see module docstring for the order)."""
+def find_wheel(version: str, machine: str = HOST_MACHINE) -> Path:
+    """Return a local wheel of upstream ``version`` for ``machine`` (see module docstring for the order)."""
     override = os.environ.get(WHEEL_ENV)
-    if override:
+    if override and machine == HOST_MACHINE:
         path = Path(override)
         if not path.is_file():
             raise PinError(f"{WHEEL_ENV}={override!r} is not a file")
         return path
-    cached = sorted(cache_dir().glob(f"tilelang-{version}-*.whl"))
+    cached = _for_machine(cache_dir().glob(f"tilelang-{version}-*.whl"), machine)
     if cached:
         return cached[-1]
-    return _pip_download(version, cache_dir())
+    return _pip_download(version, cache_dir(), machine)
 
 
-def verified_wheel(pin: Pin | None = None) -> Path:
-    """Return the pinned upstream wheel after checking its sha256; raise PinError otherwise."""
+def verified_wheel(pin: Pin | None = None, machine: str = HOST_MACHINE) -> Path:
+    """Return the pinned upstream wheel for ``machine`` after checking its sha256; raise PinError otherwise."""
     pin = pin or Pin.load()
-    wheel = find_wheel(pin.version)
+    wheel = find_wheel(pin.version, machine)
     name = wheel.name
-    if os.environ.get(WHEEL_ENV):
+    if os.environ.get(WHEEL_ENV) and machine == HOST_MACHINE:
         # An override may be renamed; accept it under any pinned name whose version matches.
         expected = pin.wheels.get(name) or next(
             (h for n, h in pin.wheels.items() if n.startswith(f"tilelang-{pin.version}-")), None)

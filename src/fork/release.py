@@ -1,4 +1,4 @@
-"""Release artifacts: one sdist and one manylinux wheel, checked as an index would.
+"""Release artifacts: the sdist, the x86_64 manylinux wheel and the aarch64 one, checked as an index would.
 
 ``release(outdir)``:
 
@@ -14,7 +14,11 @@
    allows, so the tag is proven, never written by hand.
 4. ``auditwheel show --json`` on the result must report a symbol tag no newer
    than PLATFORM and no external library outside ``EXCLUDE``.
-5. ``twine check --strict`` on both files (long description renders, metadata valid).
+5. ``twine check --strict`` on every file (long description renders, metadata valid).
+6. Unless ``skip_aarch64``: the ``manylinux_2_34_aarch64`` wheel, cross-built from
+   upstream's aarch64 wheel (``src/fork/cross.py``), checked the same way
+   (``auditwheel show`` must find it fits its tag and links nothing unexpected)
+   and smoke-tested under qemu.
 
 The tools come from the ``release`` dependency group in pyproject.toml
 (``pip install --group release``, pip >= 25.1).
@@ -107,17 +111,17 @@ def check_sdist(sdist: Path, expected: set[str] | None) -> None:
                            "Fix [tool.scikit-build] sdist.include/exclude in pyproject.toml.")
 
 
-def check_wheel_tag(wheel: Path) -> dict:
-    """``auditwheel show --json`` must agree with PLATFORM; return its report."""
+def check_wheel_tag(wheel: Path, platform: str = PLATFORM) -> dict:
+    """``auditwheel show --json`` must agree with ``platform``; return its report."""
     report = json.loads(_run([*_tool("auditwheel"), "show", "--json", str(wheel)]).stdout)
     tag = report.get("sym_tag", "")
-    if _policy_glibc(tag) > _policy_glibc(PLATFORM):
-        raise ReleaseError(f"{wheel.name}: binaries need {tag}, newer than {PLATFORM}:\n{json.dumps(report, indent=1)[:4000]}")
+    if _policy_glibc(tag) > _policy_glibc(platform) or tag.rsplit("_", 1)[-1] != platform.rsplit("_", 1)[-1]:
+        raise ReleaseError(f"{wheel.name}: binaries need {tag}, not within {platform}:\n{json.dumps(report, indent=1)[:4000]}")
     unexpected = [lib for lib in report.get("external_libs", {}) if not any(_glob_to_regex(p).match(lib) for p in EXCLUDE)]
     if unexpected:
         raise ReleaseError(f"{wheel.name}: links libraries that are neither bundled nor excluded: {unexpected}")
-    if f"-{PLATFORM}.whl" not in wheel.name or "-cp310-abi3-" not in wheel.name:
-        raise ReleaseError(f"{wheel.name}: expected a cp310-abi3-{PLATFORM} wheel")
+    if f"-{platform}.whl" not in wheel.name or "-cp310-abi3-" not in wheel.name:
+        raise ReleaseError(f"{wheel.name}: expected a cp310-abi3-{platform} wheel")
     return report
 
 
@@ -126,10 +130,11 @@ def _policy_glibc(tag: str) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (99, 99)  # linux_* counts as newest
 
 
-def release(outdir: Path, root: Path = REPO_ROOT) -> tuple[Path, Path, dict]:
-    """Build, repair, check; write exactly one ``.whl`` and one ``.tar.gz`` into ``outdir``.
+def release(outdir: Path, root: Path = REPO_ROOT, skip_aarch64: bool = False) -> tuple[list, Path, dict]:
+    """Build, repair, check; write the wheels (x86_64, then aarch64 unless skipped) and the sdist into ``outdir``.
 
-    Returns the wheel, the sdist and auditwheel's report on the wheel.
+    Returns the wheels, the sdist and auditwheel's report on each wheel (by file name); the aarch64
+    smoke test's output is in the report under ``"smoke"``.
     """
     outdir = Path(outdir)
     build, auditwheel, twine = _tool("build"), _tool("auditwheel"), _tool("twine")
@@ -146,21 +151,39 @@ def release(outdir: Path, root: Path = REPO_ROOT) -> tuple[Path, Path, dict]:
         _run([*cmd, str(wheel)])
         (fixed,) = repaired.glob("*.whl")
         report = check_wheel_tag(fixed)
-        _run([*twine, "check", "--strict", str(sdist), str(fixed)])
+        wheels, reports = [fixed], {fixed.name: report}
+        if not skip_aarch64:
+            from . import cross
+
+            arm = cross.build_aarch64(fixed, repaired)
+            reports[arm.name] = check_wheel_tag(arm, cross.PLATFORM)
+            reports["smoke"] = cross.smoke(arm)
+            wheels.append(arm)
+        _run([*twine, "check", "--strict", str(sdist), *map(str, wheels)])
         outdir.mkdir(parents=True, exist_ok=True)
         for old in [*outdir.glob("tilelang_paddle-*.whl"), *outdir.glob("tilelang_paddle-*.tar.gz")]:
             old.unlink()
-        out_sdist, out_wheel = outdir / sdist.name, outdir / fixed.name
+        out_sdist = outdir / sdist.name
         shutil.copy2(sdist, out_sdist)
-        shutil.copy2(fixed, out_wheel)
-    return out_wheel, out_sdist, report
+        out_wheels = []
+        for w in wheels:
+            shutil.copy2(w, outdir / w.name)
+            out_wheels.append(outdir / w.name)
+    return out_wheels, out_sdist, reports
 
 
-def main(outdir: str) -> int:
-    wheel, sdist, report = release(Path(outdir))
-    print(f"wheel  {wheel}  ({wheel.stat().st_size / 1e6:.1f} MB)")
-    print(f"       auditwheel: symbol versions fit {report['sym_tag']}; libraries linked but not carried: "
-          f"{', '.join(sorted(report['external_libs'])) or 'none'} (excluded: provided by dependencies)")
+def main(outdir: str, skip_aarch64: bool = False) -> int:
+    wheels, sdist, reports = release(Path(outdir), skip_aarch64=skip_aarch64)
+    for wheel in wheels:
+        report = reports[wheel.name]
+        print(f"wheel  {wheel}  ({wheel.stat().st_size / 1e6:.1f} MB)")
+        print(f"       auditwheel: symbol versions fit {report['sym_tag']}; libraries linked but not carried: "
+              f"{', '.join(sorted(report['external_libs'])) or 'none'} (excluded: provided by dependencies)")
+    if "smoke" in reports:
+        print("aarch64 smoke test under qemu (Debian's arm64 CPython):")
+        print("       " + reports["smoke"].strip().replace("\n", "\n       "))
+    else:
+        print("aarch64 wheel: skipped (--skip-aarch64)")
     print(f"sdist  {sdist}  ({sdist.stat().st_size / 1e3:.0f} kB, exactly the build's inputs)")
-    print("twine check --strict: PASSED for both")
+    print(f"twine check --strict: PASSED for all {len(wheels) + 1}")
     return 0

@@ -33,9 +33,10 @@ def build_id(pin: Pin) -> str:
     return h.hexdigest()[:24]
 
 
-def stage(out: Path) -> Path:
+def stage(out: Path, machine: str = "x86_64") -> Path:
+    """Stage the package for ``machine`` (its upstream wheel's binaries; the same patches and overlay)."""
     pin = Pin.load()
-    wheel = verified_wheel(pin)
+    wheel = verified_wheel(pin, machine)
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
