@@ -128,7 +128,7 @@ def build_aarch64(x86_wheel: Path, outdir: Path, work: Path | None = None) -> Pa
         modules = _cross_compile(staged, sysroot, objs)
         with zipfile.ZipFile(x86_wheel) as zf:
             dist_info = next(n.split("/", 1)[0] for n in zf.namelist() if n.split("/", 1)[0].endswith(".dist-info"))
-            meta = {n: zf.read(n) for n in zf.namelist() if n.startswith(dist_info + "/")}
+            meta = {n: zf.read(n) for n in zf.namelist() if n.startswith(dist_info + "/") and not n.endswith("/")}
         name = Path(x86_wheel).name.split("-")
         wheel = Path(outdir) / f"{name[0]}-{name[1]}-{TAG}.whl"
         entries: dict[str, bytes] = {}
