@@ -150,7 +150,16 @@ def diagnose(signature, args: tuple, kwargs: dict, tensor_type) -> Exception | N
     if len(args) != len(signature.inputs):
         given = ", ".join(describe_value(a) if not isinstance(a, tensor_type) else f"tensor {list(a.shape)}"
                           for a in args) or "none"
-        return TypeError(f"{takes(signature)}; got {len(args)}: {given}")
+        hint = ""
+        missing = len(signature.inputs) - len(args)
+        if not signature.outputs and 0 < missing < len(signature.inputs):
+            # No out_idx and too few tensors: most likely the outputs were left for the kernel to allocate.
+            last = [p.name for p in signature.inputs[-missing:]]
+            idx = [p.index for p in signature.inputs[-missing:]]
+            hint = (f". If {', '.join(last)} {'is an output' if missing == 1 else 'are outputs'} the call should "
+                    f"allocate and return, compile the kernel with out_idx={idx} (tilelang.compile(..., out_idx=...) "
+                    "or @tilelang.jit(out_idx=...))")
+        return TypeError(f"{takes(signature)}; got {len(args)}: {given}{hint}")
     for pos, (value, param) in enumerate(zip(args, signature.inputs)):
         name = param.name
         if not param.is_buffer:

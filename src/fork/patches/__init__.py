@@ -61,6 +61,10 @@ SERIES = [
     "0023_key_kernel_cache_by_build",
     # Processes missing the same kernel: one compiles (under a file lock), the others load its result.
     "0024_compile_once_per_cache_key",
+    # A kernel without source (python -c, REPL) or with string annotations: say why and what to do.
+    "0025_explain_missing_source",
+    # No GPU and no target=: say which target to pass.
+    "0026_explain_missing_target",
 ]
 
 

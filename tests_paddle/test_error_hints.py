@@ -1,0 +1,93 @@
+"""Errors that leave a newcomer stuck, now saying what to do next (each checked by message, in a fresh process)."""
+
+import textwrap
+
+from conftest import run_python
+
+
+def test_a_forgotten_out_idx_is_named():
+    proc = run_python("""
+        import paddle, tilelang, tilelang.language as T
+
+        @T.prim_func
+        def add(A: T.Tensor((8,), "float32"), B: T.Tensor((8,), "float32"), C: T.Tensor((8,), "float32")):
+            with T.Kernel(1, threads=1) as bx:
+                for i in T.serial(8):
+                    C[i] = A[i] + B[i]
+
+        kernel = tilelang.compile(add, target="c", execution_backend="cython")  # out_idx forgotten
+        try:
+            kernel(paddle.randn([8]), paddle.randn([8]))
+        except TypeError as exc:
+            print("ERROR", exc)
+    """)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert ("kernel add takes 3 argument(s) (A, B, C); got 2: tensor [8], tensor [8]. If C is an output the call "
+            "should allocate and return, compile the kernel with out_idx=[2]") in proc.stdout
+
+
+def test_a_kernel_without_a_source_file_says_to_use_one():
+    import subprocess
+    import sys
+
+    code = textwrap.dedent("""
+        import paddle, tilelang, tilelang.language as T
+
+        @T.prim_func
+        def main(A: T.Tensor((8,), "float32")):
+            with T.Kernel(1, threads=1) as bx:
+                A[0] = 1.0
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert ("OSError: TileLang compiles a kernel from its Python source, and main has none (defined in <string>: "
+            "`python -c`, the interactive prompt or exec keep no source). Put the kernel in a .py file") in proc.stderr
+
+
+def test_string_annotations_from_future_import_are_explained():
+    proc = run_python("""
+        from __future__ import annotations
+        import paddle, tilelang, tilelang.language as T
+
+        def make(n, dtype):
+            @T.prim_func
+            def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype)):
+                with T.Kernel(1, threads=1) as bx:
+                    for i in T.serial(n):
+                        B[i] = A[i]
+            return main
+
+        try:
+            make(8, "float32")
+        except NameError as exc:
+            print("ERROR", exc)
+    """)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "ERROR name 'n' is not defined" in proc.stdout or "ERROR name 'dtype' is not defined" in proc.stdout
+    assert "uses `from __future__ import annotations`, which turns the annotations of make.<locals>.main into " \
+           "strings" in proc.stdout
+    assert "Remove that import from the kernel's file" in proc.stdout
+
+
+def test_no_target_and_no_gpu_says_which_target_to_pass():
+    proc = run_python("""
+        import paddle, tilelang, tilelang.language as T
+
+        @T.prim_func
+        def main(A: T.Tensor((8,), "float32")):
+            with T.Kernel(1, threads=1) as bx:
+                A[0] = 1.0
+
+        try:
+            tilelang.compile(main)
+        except ValueError as exc:
+            print("ERROR", exc)
+    """, env={"CUDA_VISIBLE_DEVICES": ""})
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    if "ERROR" not in proc.stdout:
+        import pytest
+
+        pytest.skip("a target was detected on this machine (a GPU toolchain TileLang accepts)")
+    assert "No registered target detector found an available target." in proc.stdout
+    assert ('pass target="c" (with execution_backend="cython"); to compile for a GPU this machine lacks, pass '
+            'target={"kind": "cuda", "arch": "sm_90a"} (compile only); or run where Paddle sees a GPU.') in proc.stdout
