@@ -118,6 +118,40 @@ def size_too_large(signature, args, k: int) -> ValueError:
         f"{sym.max_value}); declare it T.dynamic(\"{sym.name}\", \"int64\") for sizes beyond that")
 
 
+def _place_text(tensor) -> str:
+    place = tensor.place
+    return f"gpu:{place.gpu_device_id()}" if place.is_gpu_place() else "cpu"
+
+
+def not_on_gpu(signature, args, tensor_type) -> ValueError:
+    """A CUDA kernel's first tensor argument (or, with none, Paddle's current device) is not on a GPU."""
+    for param in signature.inputs:
+        pos = signature.input_position(param.index)
+        if pos < len(args) and isinstance(args[pos], tensor_type):
+            return ValueError(
+                f"kernel argument {pos} ({param.name}) is on {_place_text(args[pos])}, but kernel "
+                f"{signature.kernel} was compiled for CUDA: pass GPU tensors (tensor.cuda(), or "
+                "paddle.to_tensor(..., place=paddle.CUDAPlace(0))), or compile for the CPU with target=\"c\"")
+    return ValueError(f"kernel {signature.kernel} was compiled for CUDA and has no tensor argument, and Paddle's "
+                      "current device is the CPU: call paddle.set_device(\"gpu:0\") first")
+
+
+def devices_disagree(signature, args, tensor_type) -> ValueError | None:
+    """Two tensor arguments on different devices: name both (the error path only); None when they agree."""
+    first = None
+    for param in signature.inputs:
+        pos = signature.input_position(param.index)
+        if pos >= len(args) or not isinstance(args[pos], tensor_type):
+            continue
+        where = _place_text(args[pos])
+        if first is None:
+            first = (pos, param.name, where)
+        elif where != first[2]:
+            return ValueError(f"kernel argument {pos} ({param.name}) is on {where}, but argument {first[0]} "
+                              f"({first[1]}) is on {first[2]}: put every tensor argument on one device")
+    return None
+
+
 def check_sizes(signature, tensors) -> None:
     """Upstream's launcher's guard (patch 0021): every carrier of a symbolic size agrees and the value fits ``call``.
 

@@ -27,6 +27,7 @@ import paddle
 from . import arguments as _arguments
 from . import device as _device
 from . import gpu_guard as _gpu_guard
+from . import seams as _seams
 from . import signature as _signature
 from .tensors import empty as _empty
 
@@ -41,7 +42,8 @@ def callee_allocated_call(adapter) -> Callable:
     expected = len(adapter.params) - len(adapter.result_idx)
     single = len(adapter.result_idx) == 1
     tensor_type = paddle.Tensor
-    has_api = hasattr(tensor_type, "__dlpack_c_exchange_api__")
+    has_api = _seams.exchange_api_pointer(tensor_type) is not None
+    cuda = adapter.target.kind.name == "cuda"
     # Bound now: a kernel is compiled after the control plane is set up, and the
     # lookups would otherwise be repeated on every call.
     device_of, select_device_of, restore_gpu = _device.device_of, _gpu_guard.select_device_of, _gpu_guard.restore_gpu
@@ -58,6 +60,8 @@ def callee_allocated_call(adapter) -> Callable:
         # No tensor input: the adapter class's device functor (through the class: a guard that restored it
         # without its staticmethod must not break this), as upstream does.
         spec = device_of(anchor) if anchor is not None else device_of(adapter_type.get_current_device_functor()())
+        if cuda and spec.type != "cuda":
+            raise _arguments.not_on_gpu(_signature.of(adapter, host_call=False), inputs, tensor_type)
         if executable is None:
             executable = adapter._get_executable()
         previous = select_device_of(spec)  # before the anchor's allocation, which would switch it for good
@@ -66,6 +70,12 @@ def callee_allocated_call(adapter) -> Callable:
                 # A zero-element anchor on that device carries the allocator and the device into the call.
                 anchor = _empty([0], paddle.float32, spec)
             result = executable(*inputs, anchor)
+        except (RuntimeError, ValueError, TypeError) as exc:
+            # A tensor on another device than the first: say which (tvm-ffi's message names neither).
+            problem = _arguments.devices_disagree(_signature.of(adapter, host_call=False), inputs, tensor_type)
+            if problem is None:
+                raise
+            raise problem from exc
         finally:
             restore_gpu(previous)
         return result if single else list(result)

@@ -65,6 +65,10 @@ SERIES = [
     "0025_explain_missing_source",
     # No GPU and no target=: say which target to pass.
     "0026_explain_missing_target",
+    # nvcc's error and an arch hint instead of a page of CUDA source.
+    "0027_explain_nvcc_failures",
+    # The host library's compiler output (cannot find -lcuda) and a hint, the source in a file.
+    "0028_explain_host_library_failures",
 ]
 
 
