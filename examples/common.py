@@ -33,9 +33,28 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows real defaults; an option whose default depends on the machine says so in its own help."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def parser(doc: str) -> argparse.ArgumentParser:
     """An example's parser: its docstring's first line, defaults shown in ``--help``."""
-    return argparse.ArgumentParser(description=doc.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    return argparse.ArgumentParser(description=doc.splitlines()[0], formatter_class=_Defaults)
+
+
+def gpu_possible() -> bool:
+    """False when this machine certainly has no NVIDIA GPU (no driver device files): Paddle cannot see one.
+
+    Lets an example apply its CPU rules to its arguments before the seconds Paddle takes to import.
+    """
+    import os
+
+    return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/nvidia0")
 
 
 def paddle_sees_gpu() -> bool:

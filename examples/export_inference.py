@@ -129,7 +129,14 @@ def main(argv=None) -> int:
         opt.clear_grad()
         print(f"[train] to_static step {step}: loss {float(loss):.4f}")
     model.eval()
-    out = args.out or tempfile.mkdtemp(prefix="tilelang_export_")
+    if args.out is None:  # a scratch directory, removed afterwards (pass --out to keep the export)
+        with tempfile.TemporaryDirectory(prefix="tilelang_export_") as out:
+            return export_and_serve(static, model, matmul, out)
+    return export_and_serve(static, model, matmul, args.out)
+
+
+def export_and_serve(static, model, matmul, out) -> int:
+    """jit.save + save_ops into ``out``, then serve the model in a fresh process and compare."""
     prefix = os.path.join(out, "model")
     paddle.jit.save(static, prefix)
     saved = save_ops(prefix, matmul)

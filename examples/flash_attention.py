@@ -18,8 +18,8 @@ from common import arch_type, parser, positive_int
 
 def parse_args(argv=None):
     p = parser(__doc__)
-    p.add_argument("--batch", type=positive_int, default=2)
-    p.add_argument("--heads", type=positive_int, default=8)
+    p.add_argument("--batch", type=positive_int, default=2, help="batch size")
+    p.add_argument("--heads", type=positive_int, default=8, help="attention heads")
     p.add_argument("--seq", type=positive_int, default=1024, help="sequence length (any value)")
     p.add_argument("--dim", type=positive_int, default=64, help="head dimension")
     p.add_argument("--causal", action="store_true", help="causal (lower-triangular) attention")

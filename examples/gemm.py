@@ -12,7 +12,16 @@ half-precision dtypes when nvcc is present (no GPU needed).
 (No `from __future__ import annotations`: TileLang evaluates kernel annotations.)
 """
 
-from common import arch_type, parser, positive_int
+from common import arch_type, gpu_possible, parser, positive_int
+
+
+def cpu_rules(parser_, args) -> None:
+    """The CPU kernel's limits on the arguments (on the CPU, or before Paddle loads where no GPU can exist)."""
+    if args.dtype not in (None, "float32"):
+        parser_.error(f"--dtype {args.dtype} needs a GPU: the CPU kernel computes in float32 (no GPU here)")
+    m = args.m or 256
+    if m % 32 or (args.n or m) % 32 or (args.k or m) % 32:
+        parser_.error("on the CPU, --m/--n/--k must be multiples of 32 (the C kernel's tile)")
 
 
 def parse_args(argv=None):
@@ -23,7 +32,10 @@ def parse_args(argv=None):
     p.add_argument("--dtype", choices=["float16", "bfloat16", "float32"],
                    help="float16 or bfloat16 on a GPU (default float16); the CPU kernel computes in float32 only")
     p.add_argument("--arch", type=arch_type, help="also compile the CUDA kernels for this arch, e.g. sm_90a")
-    return p, p.parse_args(argv)
+    args = p.parse_args(argv)
+    if not gpu_possible():  # no NVIDIA device here: the CPU rules apply, checked before Paddle loads
+        cpu_rules(p, args)
+    return p, args
 
 
 if __name__ == "__main__":
@@ -49,10 +61,7 @@ def main(argv=None) -> int:
             parser_.error("--dtype float32: the CUDA kernel uses tensor cores in float16 or bfloat16")
         kernel, tol = tilelang.compile(gemm_cuda(m, n, k, dtype=dtype), out_idx=[2]), 2e-2
     else:
-        if args.dtype not in (None, "float32"):
-            parser_.error(f"--dtype {args.dtype} needs a GPU: the CPU kernel computes in float32 (Paddle sees no GPU)")
-        if m % 32 or n % 32 or k % 32:
-            parser_.error("on the CPU, --m/--n/--k must be multiples of 32 (the C kernel's tile)")
+        cpu_rules(parser_, args)
         kernel = tilelang.compile(gemm_cpu(m, n, k), out_idx=[2], target="c", execution_backend="cython")
         dtype, tol = "float32", 1e-4
     where = "GPU" if on_gpu else "CPU"

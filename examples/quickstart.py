@@ -15,11 +15,10 @@ import sys
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arch", help="also compile the CUDA GEMM for this arch (e.g. sm_80, sm_90a); "
                         "explicit because without a GPU TileLang would guess sm_50, which nvcc 13 rejects")
-    parser.add_argument("--size", type=int, default=256, help="M = N = K; a multiple of 32 (the CPU kernel's tile)")
+    parser.add_argument("--size", type=int, default=256, help="M = N = K; a multiple of 32 (the CPU kernel's tile) (default: 256)")
     args = parser.parse_args(argv)
     if args.size <= 0 or args.size % 32:
         parser.error(f"--size must be a positive multiple of 32 (the CPU kernel's tile), got {args.size}")

@@ -116,3 +116,12 @@ def test_wrong_tvm_ffi_stops_import_with_the_fix(tmp_path):
     doctor = subprocess.run([sys.executable, "-m", "tilelang_paddle", "doctor"], capture_output=True, text=True,
                             timeout=300, cwd=str(tmp_path), env={**os.environ, "PYTHONPATH": str(tmp_path)})
     assert doctor.returncode == 1 and "PROBLEM: apache-tvm-ffi 0.1.14.post1" in doctor.stdout, doctor.stdout
+
+
+def test_version_flag():
+    import subprocess
+    import sys
+    from importlib import metadata
+
+    proc = subprocess.run([sys.executable, "-m", "tilelang_paddle", "--version"], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"tilelang-paddle {metadata.version('tilelang-paddle')}"

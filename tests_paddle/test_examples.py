@@ -49,6 +49,23 @@ def test_example_help_answers_before_paddle_loads(name):
     proc = run_python(code)
     assert "EXIT 0 False False" in proc.stdout, proc.stdout + proc.stderr
     assert "usage:" in proc.stdout
+    assert "(default: None)" not in proc.stdout  # a default that depends on the machine is said in its own help
+
+
+def test_flash_attention_help_shows_every_default():
+    proc = _run_example("flash_attention.py", "--help")
+    assert "batch size (default: 2)" in proc.stdout and "attention heads (default: 8)" in proc.stdout, proc.stdout
+
+
+@pytest.mark.skipif(os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/nvidia0"),
+                    reason="an NVIDIA device is present: the CPU rules are checked after Paddle loads")
+@pytest.mark.parametrize("args", [["--dtype", "float16"], ["--m", "100"]])
+def test_gemm_cpu_rules_answer_before_paddle_loads(args):
+    code = (f"import sys\nsys.path.insert(0, {str(EXAMPLES)!r})\nsys.argv = ['gemm.py', *{args!r}]\nimport runpy\n"
+            f"try:\n    runpy.run_path({str(EXAMPLES / 'gemm.py')!r}, run_name='__main__')\nexcept SystemExit as e:\n"
+            f"    print('EXIT', e.code, 'paddle' in sys.modules)\n")
+    proc = run_python(code)
+    assert "EXIT 2 False" in proc.stdout, proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize("name, args, message", [
@@ -99,6 +116,18 @@ def test_flash_attention_reference_matches_numpy(causal):
     expected = np.einsum("bhqk,bkhd->bqhd", weights, v)
     got = reference(*(paddle.to_tensor(x) for x in (q, k, v)), causal).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_export_inference_example_leaves_nothing_in_the_temporary_directory(tmp_path):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    code = (f"import sys, tempfile\ntempfile.tempdir = {str(scratch)!r}\nsys.path.insert(0, {str(EXAMPLES)!r})\n"
+            "sys.argv = ['export_inference.py', '--steps', '1']\nimport runpy\n"
+            f"runpy.run_path({str(EXAMPLES / 'export_inference.py')!r}, run_name='__main__')\n")
+    proc = run_python(code)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "[serving] Paddle Inference, no tilelang imported (True)" in proc.stdout
+    assert not [p.name for p in scratch.iterdir() if p.name.startswith("tilelang_export_")]
 
 
 def test_export_inference_example_serves_without_tilelang(tmp_path):

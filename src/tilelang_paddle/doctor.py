@@ -122,6 +122,8 @@ def report() -> tuple[list[tuple[str, str]], bool]:
 
 def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description="tilelang-paddle: TileLang on PaddlePaddle")
+    parser.add_argument("--version", action="version",
+                        version=f"tilelang-paddle {_version('tilelang-paddle') or 'not installed'}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     doctor = sub.add_parser("doctor", help="report this install's state on one screen (versions, CUDA, cache)",
                             description="Report this install's state: versions, CUDA runtime, nvcc, kernel cache.")
