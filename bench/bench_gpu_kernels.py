@@ -2,7 +2,7 @@
 
     python bench/bench_gpu_kernels.py [--quick]
 
-Shapes and references are those of the README's "GPU kernels" table:
+Shapes and references are those of the "GPU kernels" table in docs/performance.md:
 GEMM (``examples/quickstart.py`` ``gemm_cuda``, its Hopper defaults) against
 ``paddle.matmul`` at 1024/2048/4096/8192 cubed in float16 and bfloat16;
 flash-attention forward (``examples/flash_attention.py``) against
@@ -17,7 +17,7 @@ of 5 such samples (the launch is asynchronous and our launcher's host cost,
 about 2 us, is below every kernel's time here).
 
 Not run in this project's CI or by its developers: no GPU build of Paddle 3.x
-could be installed where it was written. The README's numbers were measured
+could be installed where it was written. The numbers in docs/performance.md were measured
 with upstream tilelang 0.1.15 on torch on an H200, the same kernels and shapes.
 """
 

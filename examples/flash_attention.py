@@ -45,7 +45,7 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
 
     Defaults are for Hopper (H100/H200): 128x128 tiles and two warpgroups (256
     threads), the fastest of the configurations timed on an H200 with upstream
-    tilelang 0.1.15 on torch (README, "GPU kernels"; the old 64x64/128-thread tile
+    tilelang 0.1.15 on torch (docs/performance.md, "GPU kernels"; the old 64x64/128-thread tile
     ran at 0.6x torch SDPA, this one at 0.92x non-causal).
 
     Any ``seq``: key rows past the end of the sequence are masked out of the

@@ -45,7 +45,7 @@ import tilelang.language as T  # noqa: E402
 # Tile configurations for Hopper (H100/H200), chosen by timing a sweep of tile
 # shapes, pipeline depths, thread counts, warp policies, swizzles, persistent
 # scheduling and epilogues on an H200 with upstream tilelang 0.1.15 on torch,
-# against cuBLAS (README, "GPU kernels"). Large problems: a 128x256 tile per two
+# against cuBLAS (docs/performance.md, "GPU kernels"). Large problems: a 128x256 tile per two
 # warpgroups, 64-deep K slices, three stages, launched in panels of 8 so
 # neighbours share A/B tiles in L2 (0.96-0.99x cuBLAS from 2048^3 to 8192^3,
 # fp16 and bf16). Problems with too few such tiles to fill the GPU once: a

@@ -160,7 +160,7 @@ def _cuda_programs():
         "train_mlp gemm": (gemm_cuda(64, 128, 64, 64, 64, 32), [2]),
         "flash-attention": (flash_attention_fwd(2, 8, 1024, 64), [3]),
         "flash-attention causal": (flash_attention_fwd(2, 8, 1024, 64, causal=True), [3]),
-        # Unaligned shapes: the partial tiles at the edges (checked for correctness on an H200, README).
+        # Unaligned shapes: the partial tiles at the edges (checked for correctness on an H200, docs/performance.md).
         "gemm fp16 1000x1030x999": (gemm_cuda(1000, 1030, 999, dtype="float16"), [2]),
         "gemm bf16 4095x4097x4093": (gemm_cuda(4095, 4097, 4093, dtype="bfloat16"), [2]),
         "flash-attention seq 77": (flash_attention_fwd(1, 2, 77, 64), [3]),

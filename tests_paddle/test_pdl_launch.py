@@ -148,7 +148,7 @@ def test_reader_that_does_not_wait_sees_every_write(build):
 
     Before patch 0020 the reader was launched as a programmatic dependent anyway and read stale
     memory: 47.9 M stale values in 400 runs at this size on an H200 (upstream tilelang on torch;
-    README, "GPU kernels").
+    docs/performance.md, "GPU kernels").
     """
     M = N = K = 1024
     producer = build(gemm_triggering_early(M, N, K))
