@@ -134,7 +134,7 @@ def build_aarch64(x86_wheel: Path, outdir: Path, work: Path | None = None) -> Pa
         entries: dict[str, bytes] = {}
         for path in sorted(staged.joinpath("tilelang").rglob("*")):
             rel = path.relative_to(staged).as_posix()
-            if path.is_file() and "__pycache__" not in rel and not rel.endswith(".pyx"):
+            if path.is_file() and "__pycache__" not in rel:  # the same files as the x86_64 wheel
                 entries[rel] = path.read_bytes()
         for so, arcname in modules:
             entries[arcname] = so.read_bytes()
