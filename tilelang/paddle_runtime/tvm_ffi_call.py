@@ -60,8 +60,10 @@ def callee_allocated_call(adapter) -> Callable:
         # No tensor input: the adapter class's device functor (through the class: a guard that restored it
         # without its staticmethod must not break this), as upstream does.
         spec = device_of(anchor) if anchor is not None else device_of(adapter_type.get_current_device_functor()())
-        if cuda and spec.type != "cuda":
-            raise _arguments.not_on_gpu(_signature.of(adapter, host_call=False), inputs, tensor_type)
+        if cuda and spec.type != "cuda":  # a bad argument first (an int for a tensor), else the device
+            signature = _signature.of(adapter, host_call=False)
+            raise _arguments.diagnose(signature, inputs, {}, tensor_type) or \
+                _arguments.not_on_gpu(signature, inputs, tensor_type)
         if executable is None:
             executable = adapter._get_executable()
         previous = select_device_of(spec)  # before the anchor's allocation, which would switch it for good
