@@ -39,7 +39,8 @@ GENERATED_NAMES = frozenset("""
 paddle phi std int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t intptr_t uintptr_t size_t
 ptrdiff_t NULL EOF assert errno stdin stdout stderr dladdr dlopen dlsym dlerror Dl_info main
 """.split())
-RESERVED_PREFIXES = ("tlp", "pd_", "paddle_", "tilelang_", "__")
+# Our generated names (Tlp*, tlp_*), Paddle's and our macros (PD_*, PADDLE_*, TILELANG_*), C++'s reserved ones.
+RESERVED_PREFIXES = ("PD_", "PADDLE_", "TILELANG_", "__")
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,10 @@ def name_problem(name) -> str | None:
     low = name.lower()
     if name in CPP_KEYWORDS or low in CPP_KEYWORDS:
         return "is a C++ keyword" + (" once Paddle lower-cases it" if name not in CPP_KEYWORDS else "")
-    if keyword.iskeyword(name) or keyword.iskeyword(low) or keyword.issoftkeyword(low):
+    if keyword.iskeyword(name) or keyword.iskeyword(low):
         return "is a Python keyword" + (" once Paddle lower-cases it" if not keyword.iskeyword(name) else "")
-    if name in GENERATED_NAMES or low.startswith(RESERVED_PREFIXES) or (name[0] == "_" and name[1:2].isupper()):
+    if name in GENERATED_NAMES or low.startswith("tlp") or name.startswith(RESERVED_PREFIXES) or \
+            (name[0] == "_" and name[1:2].isupper()):
         return "is a name the generated operator uses itself (or a reserved C++ identifier)"
     return None
 
