@@ -79,6 +79,13 @@ def missing_tools() -> list[str]:
     return [pkg for tool, pkg in need.items() if shutil.which(tool) is None]
 
 
+def _require_cython() -> None:
+    probe = subprocess.run([sys.executable, "-c", "import Cython"], capture_output=True)
+    if probe.returncode != 0:
+        raise CrossError("the aarch64 wheel needs Cython in this environment: `pip install --group release` "
+                         "(pip >= 25.1) installs it")
+
+
 def debian_arm64(packages, dest: Path) -> Path:
     """Unpack Debian's arm64 ``packages`` into ``dest`` (a sysroot); return it."""
     arches = _run(["dpkg", "--print-foreign-architectures"]).stdout.split()
@@ -119,6 +126,7 @@ def build_aarch64(x86_wheel: Path, outdir: Path, work: Path | None = None) -> Pa
     if missing:
         raise CrossError(f"the aarch64 wheel needs Debian's {', '.join(missing)}: "
                          f"`apt-get install {' '.join(missing)}` (as root)")
+    _require_cython()
     with tempfile.TemporaryDirectory(prefix="tilelang-paddle-aarch64-") as tmp:
         tmp = Path(work or tmp)
         staged = stage(tmp / "stage", "aarch64")
