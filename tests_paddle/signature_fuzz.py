@@ -1,15 +1,17 @@
 """Seeded random kernel signatures and their numpy reference (used by test_signature_fuzz.py and bench/).
 
 ``random_spec(rng)`` draws a kernel signature: 2 to 6 buffers, outputs at any
-positions (``out_idx`` given with negative indices at random), 0 to 3
+positions (``out_idx`` shuffled, with negative indices at random), 0 to 3
 symbolic sizes shared between buffers at various axes, static extents, and
 float32/float64/int32 dtypes. Every symbolic size is carried by at least one
 input (outputs are allocated from the inputs). ``kernel_source(spec)`` writes
 a CPU kernel for it whose every output element is
 
     sum over inputs k of (k + 1) * sum(input k)  +  the element's row-major index
+                                                  +  1000 * the output's parameter position
 
-so a wrong size anywhere changes a result: an input read over the wrong
+so a wrong size anywhere changes a result, and outputs returned in another order
+than ``out_idx`` (even two of one shape and dtype) differ: an input read over the wrong
 extent changes the sum (or reads out of bounds), an output written over the
 wrong extent leaves elements unset or overflows. ``reference(spec, inputs)``
 is the same in numpy. Inputs hold small integers so every dtype sums exactly.
@@ -41,7 +43,7 @@ class Spec:
     seed: int
     buffers: list
     symbols: list
-    out_idx: list  # as given to tilelang.compile (some negative)
+    out_idx: list  # as given to tilelang.compile (any order, some negative)
 
     @property
     def inputs(self):
@@ -49,7 +51,8 @@ class Spec:
 
     @property
     def outputs(self):
-        return [b for b in self.buffers if b.is_output]
+        """In ``out_idx`` order: the order a kernel returns them in."""
+        return [self.buffers[i % len(self.buffers)] for i in self.out_idx]
 
 
 def random_spec(seed: int) -> Spec:
@@ -78,6 +81,7 @@ def random_spec(seed: int) -> Spec:
                 rng.choice(inputs).dims.append(s)
     used = [s for s in symbols if any(s in b.dims for b in buffers)]
     out_idx = [i - n if rng.random() < 0.5 else i for i in out_pos]
+    rng.shuffle(out_idx)  # any order: the outputs come back in this order, not in parameter order
     return Spec(seed, buffers, used, out_idx)
 
 
@@ -105,7 +109,7 @@ def kernel_source(spec: Spec) -> str:
         idx = [f"j{a}" for a in range(len(b.dims))]
         lines.append(f"        for {', '.join(idx)} in T.grid({', '.join(map(str, b.dims))}):")
         lines.append(f'            {b.name}[{", ".join(idx)}] = T.cast(acc[0] + T.cast({_linear(idx, b.dims)}, '
-                     f'"float64"), "{b.dtype}")')
+                     f'"float64") + {1000.0 * spec.buffers.index(b)}, "{b.dtype}")')
     return "\n".join(lines) + "\n"
 
 
@@ -139,7 +143,8 @@ def reference(spec: Spec, inputs: list, sizes: dict) -> list:
     outs = []
     for b in spec.outputs:
         shape = shape_of(b, sizes)
-        outs.append((total + np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)).astype(b.dtype))
+        tag = 1000.0 * spec.buffers.index(b)
+        outs.append((total + tag + np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)).astype(b.dtype))
     return outs
 
 

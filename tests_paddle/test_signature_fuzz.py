@@ -111,6 +111,8 @@ def test_the_seeds_cover_the_cases_that_matter(kernels):
     specs = [spec for spec, _ in kernels]
     assert any(s.buffers[0].is_output and s.symbols for s in specs)
     assert any(i < 0 for s in specs for i in s.out_idx)
+    resolved = [[i % len(s.buffers) for i in s.out_idx] for s in specs]
+    assert any(r != sorted(r) for r in resolved), "some out_idx is not in parameter order"
     assert any(_shared_symbol(s) for s in specs)
     assert {b.dtype for s in specs for b in s.buffers} == {"float32", "float64", "int32"}
 
@@ -127,9 +129,13 @@ def test_signature_agrees_with_the_generated_call(kernels):
 
 @pytest.mark.parametrize("pick", [0, 1])
 def test_random_signatures_as_custom_ops(kernels, tmp_path, pick):
-    """A subset through custom_op (each op build takes seconds): those whose first buffer is an output."""
-    candidates = [(s, k) for s, k in kernels if s.buffers[0].is_output and s.symbols] or kernels
-    spec, kernel = candidates[pick % len(candidates)]
+    """A subset through custom_op (each op build takes seconds): an output first, and outputs out of order."""
+    if pick == 0:
+        candidates = [(s, k) for s, k in kernels if s.buffers[0].is_output and s.symbols]
+    else:
+        candidates = [(s, k) for s, k in kernels
+                      if [i % len(s.buffers) for i in s.out_idx] != sorted(i % len(s.buffers) for i in s.out_idx)]
+    spec, kernel = (candidates or kernels)[0]
     op = custom_op(kernel, name=f"tl_fuzz_{spec.seed}", directory=tmp_path / "op")
     rng = np.random.default_rng(spec.seed)
     for _draw in range(3):

@@ -82,6 +82,9 @@ def _kernel(kernel, role: str) -> _codegen.Kernel:
                                   "(target=\"c\") and CUDA kernels")
     if not adapter.result_idx:
         raise ValueError(f"custom_op: {role} needs out_idx (the op's outputs are the kernel's out_idx buffers)")
+    if len(set(adapter.result_idx)) != len(adapter.result_idx):
+        raise ValueError(f"custom_op: {role}'s out_idx {list(adapter.result_idx)} names a parameter twice; an op "
+                         "output is one buffer")
     from tilelang.paddle_runtime import signature
 
     sig = signature.of(adapter)
@@ -222,7 +225,8 @@ def custom_op(forward, *, name: str, backward=None, directory: str | os.PathLike
         ``target="c"`` (a CPU operator) or a CUDA target (a GPU operator, which
         needs a CUDA build of Paddle), or such a ``@tilelang.jit`` result. The
         op's inputs are the kernel's non-output buffers, in order; its outputs
-        are the ``out_idx`` buffers. Static or ``T.dynamic`` shapes; an output's
+        are the ``out_idx`` buffers, in ``out_idx`` order (as the kernel itself
+        returns them: ``out_idx=[2, 0]`` gives buffer 2, then buffer 0). Static or ``T.dynamic`` shapes; an output's
         symbolic dimensions come from the inputs.
     name : str
         The operator's name in Paddle programs: a lower-case ASCII identifier, not a
@@ -230,8 +234,9 @@ def custom_op(forward, *, name: str, backward=None, directory: str | os.PathLike
         ``custom_op`` again with the same name and the same kernels returns the
         op already registered; other kernels under a registered name are refused.
     backward : JITKernel, optional
-        Its inputs: the forward's inputs, the forward's outputs, then one gradient
-        per forward output; its outputs: one gradient per forward input.
+        Its inputs: the forward's inputs (in order), the forward's outputs, then one
+        gradient per forward output, both in the forward's ``out_idx`` order; its
+        outputs, in its own ``out_idx`` order: one gradient per forward input.
     directory : path, optional
         Where the op library and its kernel libraries go. Default: a directory
         under ``$TILELANG_PADDLE_OP_CACHE`` (``~/.cache/tilelang-paddle/ops``)

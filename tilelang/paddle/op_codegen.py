@@ -129,12 +129,13 @@ def _kernel_fn(op: str, k: Kernel, fn: str, lib_fn: str, in_names: list) -> str:
         outs.append(f"tlp_out{j}")
     # call()'s exact prototype: a pointer per buffer (void*: one representation for every data pointer),
     # each symbolic size in its declared C type, then on CUDA the stream (cudaStream_t, a pointer).
-    proto, call_args, i_in, i_out = [], [], 0, 0
+    # tlp_out<j> is the j-th output in out_idx order (the op's output order); call() takes them in place.
+    out_of = {index: j for j, index in enumerate(sig.result_idx)}
+    proto, call_args, i_in = [], [], 0
     for p in sig.params:
         proto.append("void*")
         if p.is_output:
-            call_args.append(f"TlpPtr(tlp_out{i_out})")
-            i_out += 1
+            call_args.append(f"TlpPtr(tlp_out{out_of[p.index]})")
         else:
             call_args.append(f"TlpPtr({in_names[i_in]})")
             i_in += 1

@@ -93,13 +93,16 @@ def _table(sig):
             else:
                 return f"buffer {p.name} has a computed dimension {d}"
         table.append((p.is_output, (p.type_code, p.bits, p.lanes), dims))
-        if p.is_output:
-            try:
-                pd = to_paddle(p.dtype)
-            except TypeError:  # a dtype Paddle lacks: upstream's launcher reports it
-                return f"output {p.name} has no Paddle dtype"
-            alloc = _VIEW_ALLOC.get(pd)
-            outputs_meta.append((p.index, alloc or pd, pd if alloc is not None else None, dims))
+    if len(set(sig.result_idx)) != len(sig.result_idx):
+        return "out_idx names a parameter twice"
+    # In out_idx order: the launcher returns the outputs in the order it allocates them.
+    for p in sig.outputs:
+        try:
+            pd = to_paddle(p.dtype)
+        except TypeError:  # a dtype Paddle lacks: upstream's launcher reports it
+            return f"output {p.name} has no Paddle dtype"
+        alloc = _VIEW_ALLOC.get(pd)
+        outputs_meta.append((p.index, alloc or pd, pd if alloc is not None else None, table[p.index][2]))
     return table, outputs_meta
 
 

@@ -102,6 +102,7 @@ class KernelSignature:
     params: tuple  # Param, in parameter order
     symbols: tuple  # Symbol, in the order `call` takes them, after the parameters
     call_has_stream: bool  # CUDA: `call` takes the stream last; the CPU wrapper's `call` takes none
+    result_idx: tuple = ()  # the output parameters' indices in ``out_idx`` order (negatives resolved)
 
     @property
     def cuda(self) -> bool:
@@ -113,7 +114,8 @@ class KernelSignature:
 
     @property
     def outputs(self) -> tuple:
-        return tuple(p for p in self.params if p.is_output)
+        """The output buffers in ``out_idx`` order: the order every launcher returns them in, as upstream's does."""
+        return tuple(self.params[i] for i in self.result_idx)
 
     def symbol_index(self, name: str) -> int:
         for k, s in enumerate(self.symbols):
@@ -195,7 +197,8 @@ def _compact(buf) -> bool:
 
 def build(prim_func, result_idx, target_kind: str, host_source: str | None) -> KernelSignature:
     """The signature of a kernel from its PrimFunc, ``out_idx`` and generated host source."""
-    outputs = set(result_idx or [])
+    result_idx = tuple(int(i) for i in (result_idx or ()))
+    outputs = set(result_idx)
     cuda = target_kind == "cuda"
     buffer_map = prim_func.buffer_map
     params = []
@@ -229,7 +232,7 @@ def build(prim_func, result_idx, target_kind: str, host_source: str | None) -> K
         dtype = str(v.dtype)
         ctype = ctypes_by_name.get(v.name) or _DTYPE_CTYPE.get(dtype, "int64_t")
         symbols.append(Symbol(v.name, dtype, ctype, carriers, binder))
-    return KernelSignature(_kernel_name(prim_func), target_kind, tuple(params), tuple(symbols), cuda)
+    return KernelSignature(_kernel_name(prim_func), target_kind, tuple(params), tuple(symbols), cuda, result_idx)
 
 
 def _kernel_name(prim_func) -> str:
