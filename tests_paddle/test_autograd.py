@@ -159,3 +159,38 @@ def test_op_without_backward_refuses_clearly():
         y.sum().backward()
     frozen = op(x.detach(), w.detach())  # fine when nothing needs a gradient
     assert frozen.stop_gradient
+
+
+def test_keyword_tensors_are_inputs_like_positional_ones():
+    """op(x, w=w): both get gradients, as paddle.autograd.PyLayer gives them (issue 27, item 5)."""
+    x, w, r = _leaf([16, 32]), _leaf([32, 16]), paddle.randn([16, 16])
+    (matmul(x, w=w) * r).sum().backward()
+    x2, w2 = x.detach(), w.detach()
+    x2.stop_gradient = w2.stop_gradient = False
+    (paddle.matmul(x2, w2) * r).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(w.grad.numpy(), w2.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_keyword_tensors_in_call_order_with_needs_input_grad_and_names():
+    """Keyword tensors count in the order the call passes them; needs_input_grad and errors follow it."""
+    seen = {}
+
+    def fwd(ctx, x, a=None, z=None):
+        seen["needs"] = ctx.needs_input_grad
+        return x.sum() + 2 * a.sum() + 3 * z.sum()
+
+    def bwd(ctx, g):  # gradients for x, then z, then a: the call below passes z before a
+        return paddle.full([2], 1.0) * g, paddle.full([4], 3.0) * g, paddle.full([3], 2.0) * g
+
+    op = autograd_function(fwd, bwd, name="kw_order")
+    x, a, z = _leaf([2]), _leaf([3], requires_grad=False), _leaf([4])
+    a.stop_gradient = True
+    op(x, z=z, a=a).backward()
+    assert seen["needs"] == (True, True, False)
+    np.testing.assert_allclose(z.grad.numpy(), np.full([4], 3.0))
+    assert a.grad is None
+
+    short = autograd_function(fwd, lambda ctx, g: (g, g), name="kw_short")
+    with pytest.raises(Exception, match=r"returned 2 gradient\(s\); expected 3, one per tensor argument \(x, z, a\)"):
+        short(_leaf([2]), z=_leaf([4]), a=_leaf([3])).backward()

@@ -30,17 +30,28 @@ _FLOAT_DTYPES = frozenset(
 )
 
 
-def _tensor_names(forward: Callable, args: tuple) -> list[str]:
-    """A name per positional tensor argument: the forward's parameter name, or its position."""
+def _tensor_arguments(forward: Callable, args: tuple, kwargs: dict) -> tuple[list, list[str]]:
+    """The tensor arguments as Paddle's ``PyLayer`` counts them, with a name each.
+
+    Positional tensors first, then keyword tensors in the order the call passed them: the order in
+    which ``PyLayer.apply`` gives the gradients ``backward`` returns to its inputs (checked on Paddle
+    3.3.1: ``apply(x, a=a, z=z)`` gives the second gradient to ``a``). A name is the forward's
+    parameter name, the keyword, or the position.
+    """
     try:
         params = [p.name for p in inspect.signature(forward).parameters.values()][1:]  # drop ctx
     except (TypeError, ValueError):
         params = []
-    names = []
+    tensors, names = [], []
     for i, arg in enumerate(args):
         if isinstance(arg, paddle.Tensor):
+            tensors.append(arg)
             names.append(params[i] if i < len(params) else f"argument {i}")
-    return names
+    for key, arg in kwargs.items():
+        if isinstance(arg, paddle.Tensor):
+            tensors.append(arg)
+            names.append(key)
+    return tensors, names
 
 
 def _contiguous(grad: paddle.Tensor) -> paddle.Tensor:
@@ -58,11 +69,13 @@ def autograd_function(forward: Callable, backward: Callable | None = None, *, na
         ``forward(ctx, *args, **kwargs)`` runs the kernels and returns a tensor
         or a tuple of tensors. ``ctx.save_for_backward(*tensors)``,
         ``ctx.saved_tensor()`` and ``ctx.needs_input_grad`` (one bool per
-        tensor argument: ``not stop_gradient``) are available.
+        tensor argument: ``not stop_gradient``) are available. Tensor
+        arguments are the positional ones, then the keyword ones in the order
+        the call passes them, as ``paddle.autograd.PyLayer`` counts them.
     backward : callable, optional
         ``backward(ctx, *grads)`` gets one contiguous gradient per output
         (zeros for outputs that did not reach the loss) and returns one
-        gradient or None per tensor argument of ``forward``. Without it the op
+        gradient or None per tensor argument of ``forward``, in that order. Without it the op
         is not differentiable and says so when a gradient is requested.
     name : str, optional
         Shown in error messages (default: ``forward.__name__``).
@@ -104,10 +117,9 @@ def autograd_function(forward: Callable, backward: Callable | None = None, *, na
     op_name = name or getattr(forward, "__name__", "autograd_function")
 
     def layer_forward(ctx, *args: Any, **kwargs: Any):
-        tensors = [a for a in args if isinstance(a, paddle.Tensor)]
+        tensors, ctx._tl_names = _tensor_arguments(forward, args, kwargs)
         ctx.needs_input_grad = tuple(not t.stop_gradient for t in tensors)
         ctx._tl_inputs = [(list(t.shape), t.dtype) for t in tensors]
-        ctx._tl_names = _tensor_names(forward, args)
         out = forward(ctx, *args, **kwargs)
         outs = out if isinstance(out, (tuple, list)) else (out,)
         ctx._tl_outputs = [(list(o.shape), o.dtype, o.place) if isinstance(o, paddle.Tensor) else None for o in outs]
