@@ -2,7 +2,8 @@
 
 list            the patch series in apply order, with each patch's reason
 check [VER]     check every patch's precondition against upstream VER (default: the pin)
-                or a local wheel path; builds nothing; exit 1 on drift
+                or a local wheel path, applying the series in order as stage does;
+                builds nothing; exit 1 on drift
 stage OUT       verify the pin, unpack, patch and overlay into OUT (used by CMakeLists.txt)
 release OUT     build the sdist, the x86_64 manylinux wheel and the aarch64 one (cross-built,
                 smoke-tested under qemu) into OUT and check them (auditwheel, twine);
@@ -41,15 +42,19 @@ def cmd_check(arg: str | None) -> int:
     print(f"upstream tilelang {version} ({wheel.name})")
     print(f"{'patch':34} {'file':48} status")
     failed = 0
+    texts: dict[str, str] = {}  # each file as the patches before this one left it, as stage applies them
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         for p in load_series():
             if p.file not in names:
                 status, failed = "DRIFT: file missing", failed + 1
             else:
-                problems = p.problems(zf.read(p.file).decode())
+                text = texts.setdefault(p.file, zf.read(p.file).decode())
+                problems = p.problems(text)
                 status = "ok" if not problems else "DRIFT: " + "; ".join(problems)
                 failed += bool(problems)
+                if not problems:
+                    texts[p.file] = p.apply(text, version)
             print(f"{p.name:34} {p.file:48} {status}")
     print(f"{len(load_series()) - failed} of {len(load_series())} patches apply")
     return 1 if failed else 0

@@ -23,6 +23,8 @@ from typing import Any
 
 import paddle
 
+from tilelang.paddle_runtime import torch_scope as _torch_scope
+
 __all__ = ["autograd_function"]
 
 _FLOAT_DTYPES = frozenset(
@@ -120,7 +122,8 @@ def autograd_function(forward: Callable, backward: Callable | None = None, *, na
         tensors, ctx._tl_names = _tensor_arguments(forward, args, kwargs)
         ctx.needs_input_grad = tuple(not t.stop_gradient for t in tensors)
         ctx._tl_inputs = [(list(t.shape), t.dtype) for t in tensors]
-        out = forward(ctx, *args, **kwargs)
+        with _torch_scope.user_code():
+            out = forward(ctx, *args, **kwargs)
         outs = out if isinstance(out, (tuple, list)) else (out,)
         ctx._tl_outputs = [(list(o.shape), o.dtype, o.place) if isinstance(o, paddle.Tensor) else None for o in outs]
         frozen = [o for o in outs if isinstance(o, paddle.Tensor) and o.dtype not in _FLOAT_DTYPES]
@@ -140,7 +143,8 @@ def autograd_function(forward: Callable, backward: Callable | None = None, *, na
                 shape, dtype, place = meta
                 grad = paddle.zeros(shape, dtype=dtype, device=place)
             ready.append(_contiguous(grad) if isinstance(grad, paddle.Tensor) else grad)
-        result = backward(ctx, *ready)
+        with _torch_scope.user_code():
+            result = backward(ctx, *ready)
         result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
         expected = len(ctx._tl_inputs)
         if len(result) != expected:

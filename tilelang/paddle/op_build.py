@@ -17,16 +17,22 @@ sha256 of every file, written last. A directory whose manifest matches is
    ``paddle/utils/cpp_extension/extension_utils.py``).
 2. Otherwise take ``D/.tilelang-op-<name>.lock`` (:mod:`tilelang.paddle_runtime.file_lock`),
    check again (another rank may have finished meanwhile), and build in a
-   temporary directory inside ``D`` with ``cpp_extension.load``. Its output,
+   private temporary directory (under ``tempfile.gettempdir()``, never ``D``
+   itself: Paddle's ``cpp_extension`` runs ``cd <build dir> && ...`` through
+   the shell unquoted, so a ``D`` with a space could not build) with
+   ``cpp_extension.load``. Its output,
    compiler lines included, goes to a log file instead of the terminal
    (echoed at ``TILELANG_PADDLE_LOG_LEVEL=INFO``); a failed build raises with
    the compiler's error lines and the log's path.
-3. Move the products into ``D`` with ``os.replace``, manifest last: a reader
+3. Copy the products into ``D`` as new files renamed into place
+   (``os.replace``), manifest last: a reader
    sees the old files or the new ones, never a half-written library, and a
    process that has the old library mapped keeps its (unlinked) copy.
 
 A directory whose files do not match the manifest (truncated, overwritten) is
-rebuilt under the lock; so is one whose library fails to load.
+rebuilt under the lock; so is one whose library fails to load. A ``D`` that
+cannot be written (full, over quota, read-only, no permission) is a
+``RuntimeError`` naming it, the reason and what to do.
 """
 
 from __future__ import annotations
@@ -36,12 +42,13 @@ import hashlib
 import json
 import logging
 import os
+import shlex
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-from tilelang.paddle_runtime.file_lock import FileLock
+from tilelang.paddle_runtime.file_lock import UNWRITABLE, FileLock
 
 logger = logging.getLogger("tilelang.paddle")
 
@@ -155,14 +162,23 @@ def _register(library: Path, name: str):
 
 
 def _build(directory: Path, name: str, source: str, cuda: bool, kernels: list, digest: str):
-    """Build in a temporary directory inside ``directory``, move the products in; return the op's Python API.
+    """Build in a private temporary directory, copy the products in; return the op's Python API and where it lives.
 
-    ``cpp_extension.load`` registers the op from the temporary directory; the files then move
-    (the loaded libraries stay mapped), so this process registers it once.
+    ``cpp_extension.load`` registers the op from the temporary directory; the files are then copied
+    (the loaded libraries stay mapped), so this process registers it once. When ``directory`` cannot
+    take them (full, over quota, read-only), the op stays registered and runs from the temporary
+    directory, which is kept, with one warning naming ``directory`` and the reason: the disk costs the
+    cache, not the op (Paddle cannot register the name again in this process).
     """
     from paddle.utils import cpp_extension
 
-    work = Path(tempfile.mkdtemp(prefix=f".{name}.build-", dir=directory))
+    work = Path(tempfile.mkdtemp(prefix=f"tilelang_op_{name}.build-"))
+    keep = False
+    if shlex.quote(str(work)) != str(work):
+        shutil.rmtree(work, ignore_errors=True)
+        raise RuntimeError(f"custom_op: Paddle's extension build runs its commands through the shell, unquoted, and "
+                           f"the temporary directory {str(work)!r} has characters the shell splits on; set TMPDIR "
+                           "to a path of letters, digits and ./_-")
     try:
         (work / name).mkdir()
         for src, kernel_name in kernels:
@@ -177,7 +193,10 @@ def _build(directory: Path, name: str, source: str, cuda: bool, kernels: list, d
                                    verbose=True)
         except Exception as exc:
             kept = directory / f"{name}.build-failed.log"
-            os.replace(log, kept)
+            try:
+                shutil.copyfile(log, kept)
+            except OSError:  # the directory cannot take it: the log stays where it was written
+                kept, keep = log, True
             why = _error_lines(kept.read_text(errors="replace"))
             raise RuntimeError(f"custom_op: building operator {name} failed:\n{why}\nfull build log: {kept}") from exc
         if logger.isEnabledFor(logging.INFO):
@@ -186,17 +205,38 @@ def _build(directory: Path, name: str, source: str, cuda: bool, kernels: list, d
         if not built.exists():
             raise RuntimeError(f"custom_op: expected Paddle to build {built}; found "
                                f"{sorted(str(p) for p in work.rglob('*.so'))} (a new Paddle build layout?)")
-        files = _files(directory, name, cuda, [k for _s, k in kernels])
-        # Kernel libraries first, the op library after them, the manifest last.
-        for rel in files[1:-1] + files[:1] + files[-1:]:
-            _replace_file(work / rel, directory / rel)
-        manifest = {"digest": digest, "files": {rel: sha256_file(directory / rel) for rel in files}}
-        tmp = directory / name / f".{MANIFEST}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True))
-        os.replace(tmp, directory / name / MANIFEST)
-        return module
+        try:
+            _save(work, directory, name, cuda, kernels, digest)
+        except OSError as exc:
+            if exc.errno not in UNWRITABLE:
+                raise
+            keep = True
+            logger.warning("custom_op: operator %s is built and registered, but cannot be saved into %s (%s); it "
+                           "runs from %s for this process only. Free space there (or pass directory= / set "
+                           "TILELANG_PADDLE_OP_CACHE to a writable directory) so other processes can load it.",
+                           name, directory, _why(exc), work)
+            return module, work
+        return module, directory
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _why(exc: OSError) -> str:
+    """The reason and the path a write failed on (shutil's copies name the source first, the target second)."""
+    path = getattr(exc, "filename2", None) or exc.filename
+    return f"{exc.strerror}: {path}" if path else str(exc.strerror or exc)
+
+
+def _save(work: Path, directory: Path, name: str, cuda: bool, kernels: list, digest: str) -> None:
+    """Copy the built files from ``work`` into ``directory``: kernel libraries, then the op library, manifest last."""
+    files = _files(directory, name, cuda, [k for _s, k in kernels])
+    for rel in files[1:-1] + files[:1] + files[-1:]:
+        _replace_file(work / rel, directory / rel)
+    manifest = {"digest": digest, "files": {rel: sha256_file(directory / rel) for rel in files}}
+    tmp = directory / name / f".{MANIFEST}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True))
+    os.replace(tmp, directory / name / MANIFEST)
 
 
 def build_or_load(directory: Path, name: str, source: str, cuda: bool, kernels: list, digest: str):
@@ -204,7 +244,7 @@ def build_or_load(directory: Path, name: str, source: str, cuda: bool, kernels: 
 
     ``kernels``: ``[(compiled kernel library, file name in the op directory)]``.
     """
-    directory = Path(directory)
+    directory = Path(os.path.abspath(os.path.expanduser(directory)))
     files = _files(directory, name, cuda, [k for _s, k in kernels])
     library = directory / name / f"{name}.so"
     kernel_paths = [str(directory / name / k) for _s, k in kernels]
@@ -215,11 +255,18 @@ def build_or_load(directory: Path, name: str, source: str, cuda: bool, kernels: 
         except Exception as exc:  # a library that matches its manifest yet does not load: rebuild it
             logger.warning("custom_op: the cached operator %s failed to load (%s); rebuilding it", library, exc)
             broken = True
-    directory.mkdir(parents=True, exist_ok=True)
     module = None
-    with FileLock(directory / f".tilelang-op-{name}.lock", what=f"building operator {name}"):
-        if broken or not is_complete(directory, name, digest, files):
-            module = _build(directory, name, source, cuda, kernels, digest)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with FileLock(directory / f".tilelang-op-{name}.lock", what=f"building operator {name}"):
+            if broken or not is_complete(directory, name, digest, files):
+                module, home = _build(directory, name, source, cuda, kernels, digest)
+    except OSError as exc:
+        if exc.errno not in UNWRITABLE:
+            raise
+        raise RuntimeError(f"custom_op: cannot write operator {name} into {directory} ({_why(exc)}); free space "
+                           "there, or pass directory= (or set TILELANG_PADDLE_OP_CACHE) to a writable directory"
+                           ) from exc
     if module is None:  # another process built it while this one waited
-        module = _register(library, name)
-    return module, str(library), kernel_paths
+        return _register(library, name), str(library), kernel_paths
+    return module, str(home / name / f"{name}.so"), [str(home / name / k) for _s, k in kernels]

@@ -3,12 +3,16 @@
 1. Import Paddle, or fail with one ImportError saying what to install.
 2. Make ``import torch`` inside the ``tilelang`` package resolve to Paddle's
    torch proxy, whether or not the user called
-   ``paddle.enable_compat(scope={"tilelang"})`` first; code outside the scope
-   keeps seeing no torch.
+   ``paddle.enable_compat(scope={"tilelang"})`` first; code outside the scope,
+   user code that tilelang calls included, keeps seeing no torch
+   (:mod:`.torch_scope`).
 3. Refuse an apache-tvm-ffi outside the range upstream's libraries were built
    against, with the install command (``tilelang_paddle.tvm_ffi_version``), before
    upstream fails on it with a registry error.
 4. Preload libcudart with RTLD_GLOBAL (see :mod:`.preload`).
+
+Before all of them, the cache directory variables are made absolute and
+checked (:mod:`.cache_paths`).
 """
 
 from __future__ import annotations
@@ -72,6 +76,10 @@ def enable_scope(paddle, module_globals: dict) -> None:
     if not covered:
         scope = set(finder._local_enabled_scope) if covered is False and active else set()
         seams.enable_torch_proxy(paddle)(scope=scope | {SCOPE}, silent=True)
+    # Upstream's imports only: user code tilelang calls sees what it would without tilelang.
+    from . import torch_scope
+
+    torch_scope.install(proxy)
     # tilelang/__init__ itself was imported before the proxy existed, so Paddle's
     # finder did not tag it; its own `import torch` calls look for this tag.
     module_globals[getattr(proxy, "MAGIC_ENABLED_MODULE_ATTR", "__enable_torch_proxy__")] = True
@@ -87,6 +95,9 @@ def site_dirs(paddle) -> list[str]:
 
 
 def install(module_globals: dict) -> None:
+    from . import cache_paths
+
+    cache_paths.normalize_environ()  # before upstream creates the kernel cache directory
     paddle = require_paddle()
     enable_scope(paddle, module_globals)
     from tilelang_paddle import tvm_ffi_version  # beside tilelang, so the doctor can use it without Paddle

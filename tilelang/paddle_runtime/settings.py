@@ -42,7 +42,10 @@ OP_CACHE = "TILELANG_PADDLE_OP_CACHE"
 
 
 def op_cache(environ=os.environ) -> str:
-    return environ.get(OP_CACHE) or os.path.join(os.path.expanduser("~"), ".cache", "tilelang-paddle", "ops")
+    """The absolute op cache directory (``~``/``$VARS`` expanded; see :mod:`.cache_paths`)."""
+    from .cache_paths import resolve
+
+    return resolve(OP_CACHE, environ)
 
 #: Seconds a process waits for another one's operator build or kernel compile (a cross-process
 #: file lock, :mod:`.file_lock`) before a TimeoutError naming the lock file. Default 900.

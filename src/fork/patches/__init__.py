@@ -69,6 +69,10 @@ SERIES = [
     "0027_explain_nvcc_failures",
     # The host library's compiler output (cannot find -lcuda) and a hint, the source in a file.
     "0028_explain_host_library_failures",
+    # A full, over-quota or read-only kernel cache costs the cache, not the compiled kernel.
+    "0029_survive_cache_write_failures",
+    # GPU-target detection imports torch per compile, which left Paddle's proxy in sys.modules.
+    "0030_bind_torch_in_cuda_target",
 ]
 
 
