@@ -9,7 +9,7 @@ import pytest
 
 import tilelang  # noqa: F401 - sets up the control plane
 from tilelang.jit.adapter.base import BaseKernelAdapter
-from tilelang.paddle_runtime import device, gpu_guard
+from tilelang.paddle_runtime import device, driver, launch
 from tilelang.paddle_runtime.device import DeviceSpec
 from tilelang.paddle_runtime.torch_shim import device as torch_device, wrap
 from conftest import run_python
@@ -72,8 +72,10 @@ def test_gpu_selection_uses_paddles_setters_where_they_exist():
     calls = []
     cuda_core = types.SimpleNamespace(get_cuda_current_device_id=lambda: 0,
                                       set_cuda_current_device_id=lambda i: calls.append(i))
-    select = gpu_guard.bind_select_gpu(core=cuda_core)
-    assert select(0) == -1 and select(1) == 0 and calls == [1]
+    current, switch = driver.bind_switch(cuda_core)
+    assert current() == 0
+    switch(1)
+    assert calls == [1]
 
 
 def test_gpu_selection_falls_back_to_the_preloaded_runtime_and_says_when_it_cannot_switch():
@@ -83,45 +85,76 @@ def test_gpu_selection_falls_back_to_the_preloaded_runtime_and_says_when_it_cann
     result = preload.last_result()
     if result is None or result.handle is None:
         pytest.skip("no libcudart was preloaded on this machine")
-    select = gpu_guard.bind_select_gpu(core=types.SimpleNamespace(), cudart=result.handle)
+    _current, switch = driver.bind_switch(types.SimpleNamespace(), cudart=result.handle)
     with pytest.raises(RuntimeError, match=r"cudaSetDevice\(0\) failed with CUDA error \d+; the kernel was not launched"):
-        select(0)  # no GPU here: cudaGetDevice reports none current, and the switch cannot happen
+        switch(0)  # no GPU here: the switch cannot happen
 
 
 def test_gpu_selection_without_any_switch_refuses_another_gpu_when_several_are_visible():
     no_core = types.SimpleNamespace()
-    one = gpu_guard.bind_select_gpu(core=no_core, cudart=False, visible=1)
-    assert one(0) == -1  # one GPU: nothing to switch
-    several = gpu_guard.bind_select_gpu(core=no_core, cudart=False, visible=2)
+    _current, one = driver.bind_switch(no_core, cudart=False, visible=1)
+    one(0)  # one GPU: nothing to switch
+    _current, several = driver.bind_switch(no_core, cudart=False, visible=2)
     with pytest.raises(RuntimeError, match=r"cannot make gpu:1 current for this kernel: .* 2 GPUs are visible; set "
                                            r"CUDA_VISIBLE_DEVICES to one GPU"):
         several(1)
 
 
-def test_switcher_switches_only_when_the_device_differs():
-    """The rule every launch path uses: read the current device, set it only on a mismatch."""
-    state = {"current": 0, "sets": []}
+class _SwitchRecorder(driver.PaddleDriver):
+    """Paddle's driver with the thread's current GPU kept here (a CPU build has none to switch)."""
 
-    def set_index(i):
-        state["sets"].append(i)
-        state["current"] = i
+    def __init__(self):
+        super().__init__()
+        self.cuda, self.now, self.sets = True, 0, []
+        self.current_gpu = lambda: self.now
+        self.set_gpu = self._set
 
-    select = gpu_guard.switcher(lambda: state["current"], set_index)
-    select(0)
-    select(0)
-    assert state["sets"] == []
-    select(1)
-    select(1)
-    select(0)
-    assert state["sets"] == [1, 0]
+    def _set(self, index):
+        self.sets.append(index)
+        self.now = index
 
 
-def test_on_gpu_restores_after_an_error_and_is_a_no_op_for_the_cpu():
-    # On every build a CPU device never touches CUDA (a CPU-only Paddle would crash in its CUDA calls).
-    gpu_guard.select_device_of(device.device_of(paddle.zeros([1])))
+def _cuda_signature():
+    from tilelang.paddle_runtime.signature import KernelSignature
+
+    return KernelSignature("k", "cuda", (), (), True, ())
+
+
+def test_the_runtime_switches_only_when_the_device_differs_and_restores_after_an_error():
+    """The rule every launcher follows (launch.KernelRuntime): read the current GPU, set it only on a mismatch."""
+    recorder = _SwitchRecorder()
+    runtime = launch.KernelRuntime(_cuda_signature(), None, recorder)
+    assert runtime.select(0) == -1 and recorder.sets == []
+    previous = runtime.select(1)
+    assert previous == 0 and recorder.sets == [1]
+    runtime.restore(previous)
+    assert recorder.sets == [1, 0]
     with pytest.raises(ValueError):
-        with gpu_guard.on_gpu(device.DeviceSpec("cpu")):
+        with runtime.on(3):
+            assert recorder.now == 3
             raise ValueError("inside")
+    assert recorder.now == 0 and recorder.sets == [1, 0, 3, 0]
+
+
+def test_the_runtime_runs_init_once_per_gpu():
+    ran = []
+    once = launch.InitOnce(lambda: ran.append(1) or 0, lambda: "")
+    for index in (0, 0, 1, 0, 1, 2):
+        once.ensure(index)
+    assert len(ran) == 3
+    failing = launch.InitOnce(lambda: 5, lambda: "out of shared memory")
+    with pytest.raises(RuntimeError, match="Kernel initialisation on GPU 1 failed: out of shared memory"):
+        failing.ensure(1)
+
+
+def test_a_cpu_kernel_never_touches_cuda():
+    # On every build a CPU kernel's runtime skips the GPU steps (a CPU-only Paddle would crash in its CUDA calls).
+    from tilelang.paddle_runtime.signature import KernelSignature
+
+    runtime = launch.KernelRuntime(KernelSignature("k", "c", (), (), False, ()), None, driver.paddle_driver())
+    assert runtime.cuda is False and runtime.select(0) == -1 and runtime.stream(0) == 0
+    assert runtime.gpu_of([paddle.zeros([1])]) == -1
+    assert runtime.allocate([2], paddle.uint32, 0).dtype is paddle.uint32
 
 
 @pytest.mark.skipif(not (shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc")), reason="needs nvcc to build a CUDA kernel")

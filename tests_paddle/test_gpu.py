@@ -119,7 +119,7 @@ def test_current_device_is_restored_after_an_allocating_launch_on_gpu1(launcher)
     """Paddle reads the current device (current_stream(None), memory_allocated()): a launch leaves it as it was.
 
     The output is allocated (out_idx) on gpu:1 while gpu:0 is current. Paddle's allocation on a place
-    switches the device and never switches back (gpu_guard), so each launcher must switch before it.
+    switches the device and never switches back (launch.py, protocol step 2), so each launcher must switch before it.
     """
     from paddle.base import core
 

@@ -139,8 +139,7 @@ void TlpKernelFailed(const char* op, const TlpKernelLib& lib, std::initializer_l
 #if TILELANG_OP_CUDA
   for (const paddle::Tensor& t : tensors) {
     if (t.numel() == 0) {
-      why += " (a zero-size tensor was passed: a grid computed from it has no blocks, which CUDA cannot launch; "
-             "skip the call for an empty batch)";
+      why += " (" TLP_ZERO_SIZE_HINT ")";  // rendered from tilelang.paddle_runtime.launch.ZERO_SIZE_HINT
       break;
     }
   }

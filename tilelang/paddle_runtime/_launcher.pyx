@@ -145,12 +145,15 @@ def bind_exchange_api(source):
 
 
 cdef class Launcher:
-    """One compiled kernel's prepared call (built by :func:`.fast_launch.prepare`)."""
+    """One compiled kernel's prepared call (built by :func:`.fast_launch.prepare`).
 
-    cdef object slow, tensor_type, outputs_meta, launch_stream, place_for, empty, error_text, mismatch, default_device
-    cdef object too_large
-    cdef object select_gpu, init_kernel
-    cdef uint64_t initialized  # bit d: init_kernel() has run with GPU d current
+    ``Launcher(runtime, slow, table)``: the kernel's :class:`.launch.KernelRuntime` (the protocol: device,
+    switch, allocation, init, stream, restore, errors; read once here), upstream's launcher for every call
+    off the happy path, and ``runtime.fast_table()``.
+    """
+
+    cdef object slow, tensor_type, outputs_meta, launch_stream, place_for, empty, launch_failed, mismatch
+    cdef object too_large, default_device, select_gpu, restore_gpu, init_kernel
     cdef void* fn
     cdef int n_params, n_inputs, n_outputs, n_dyn, device_type
     cdef int is_output[MAX_PARAMS]
@@ -161,33 +164,24 @@ cdef class Launcher:
     cdef uint16_t lanes[MAX_PARAMS]
     cdef int64_t dyn_max[MAX_DYN]  # the largest value of the C type `call` declares each symbolic size with
 
-    def __init__(self, slow, intptr_t fn, int device_type, list params, list outputs_meta, list dyn_max,
-                 tensor_type, launch_stream, place_for, empty, error_text, mismatch, too_large, default_device,
-                 select_gpu=None, init_kernel=None):
-        """``params``: per parameter ``(is_output, (code, bits, lanes), dims)``; see fast_launch.prepare.
-
-        ``dyn_max``: per symbolic size, in the order ``call`` takes them, the largest value its C type
-        holds. ``mismatch(args)`` and ``too_large(args, k)`` build the errors for two inputs that
-        disagree on a size and for size ``k`` beyond its type.
-
-        ``launch_stream(dev)`` gives the stream to launch on; ``select_gpu(dev)``, when given, makes that
-        GPU current before the outputs are allocated and returns the previous index (-1: no switch),
-        which is made current again after the launch, also when anything fails. ``init_kernel()``, when given, is the kernel library's ``init``
-        (it sets the kernel's dynamic shared memory limit, a per-device attribute); it is run once per
-        GPU, with that GPU current, before the first launch there.
-        """
-        cdef int i, k
-        cdef int n_dyn = len(dyn_max)
+    def __init__(self, runtime, slow, tuple table):
+        cdef int i, k, n_dyn
+        cdef intptr_t fn
+        fn, params, outputs_meta, dyn_max = table
+        n_dyn = len(dyn_max)
         if len(params) > MAX_PARAMS or n_dyn > MAX_DYN:
             raise ValueError("kernel has too many parameters for the fast launcher")
-        self.slow, self.fn, self.device_type, self.n_dyn = slow, <void*>fn, device_type, n_dyn
-        self.tensor_type, self.outputs_meta = tensor_type, outputs_meta
-        self.launch_stream, self.place_for, self.empty, self.error_text = launch_stream, place_for, empty, error_text
-        self.mismatch, self.default_device, self.select_gpu = mismatch, default_device, select_gpu
-        self.too_large = too_large
+        self.slow, self.fn, self.device_type, self.n_dyn = slow, <void*>fn, runtime.device_type, n_dyn
+        self.tensor_type, self.outputs_meta = runtime.tensor_type, outputs_meta
+        self.place_for, self.empty, self.launch_failed = runtime.place_for, runtime.empty, runtime.launch_failed
+        self.mismatch, self.too_large, self.default_device = runtime.mismatch, runtime.too_large, runtime.default_gpu
+        # The GPU steps only where they apply (a CUDA kernel on a driver with CUDA): None skips them in C.
+        self.launch_stream = runtime.stream if runtime.cuda else None
+        self.select_gpu = runtime.select if runtime.cuda else None
+        self.restore_gpu = runtime.restore
+        self.init_kernel = runtime.init_once.ensure if runtime.init_once is not None else None
         for k in range(n_dyn):
             self.dyn_max[k] = min(dyn_max[k], 2**63 - 1)
-        self.init_kernel, self.initialized = init_kernel, 0
         self.n_params = len(params)
         self.n_outputs = 0
         for i, (is_out, dt, dims) in enumerate(params):
@@ -234,28 +228,14 @@ cdef class Launcher:
                 expected_stride *= t.shape[k]
         return 0
 
-    cdef int _init_on(self, int dev_id) except -1:
-        """First launch on GPU ``dev_id`` (current now): run the library's ``init()`` there.
-
-        GPUs 0-63 are remembered in a bit mask; beyond them ``init()`` runs before every launch.
-        """
-        if self.init_kernel() != 0:
-            raise RuntimeError(f"Kernel initialisation on GPU {dev_id} failed: {self.error_text()}")
-        if dev_id < 64:
-            self.initialized |= (<uint64_t>1) << dev_id
-        return 0
-
-    cdef str _empty_hint(self, TLP_DLTensor* dl):
-        """On the error path: why a zero-size tensor makes a CUDA launch fail, and what to do."""
+    cdef bint _zero_size(self, TLP_DLTensor* dl) noexcept:
+        """On the error path: whether a tensor of the call has no elements (the runtime's hint then)."""
         cdef int i, k
-        if self.device_type != 2:
-            return ""
         for i in range(self.n_params):
             for k in range(dl[i].ndim):
                 if dl[i].shape[k] == 0:
-                    return (" (a zero-size tensor was passed: a grid computed from it has no blocks, which CUDA "
-                            "refuses to launch; skip the call for empty inputs, or give the kernel at least one block)")
-        return ""
+                    return True
+        return False
 
     def __call__(self, *args, **kwargs):
         cdef TLP_DLTensor dl[MAX_PARAMS]
@@ -290,10 +270,10 @@ cdef class Launcher:
         for k in range(self.n_dyn):
             if dyn[k] > self.dyn_max[k]:
                 raise self.too_large(args, k)
-        if dev_id < 0:  # no tensor input: the current device, as upstream's launcher does
+        if dev_id < 0:  # no tensor input: the runtime's default GPU, as upstream's launcher does
             dev_id = self.default_device()
-        # The tensors' GPU is current from before the outputs are allocated (an allocation on a place makes
-        # that GPU current for good, see gpu_guard) until after the launch; the caller's comes back after.
+        # Protocol steps 2-7 (launch.py): the tensors' GPU current from before the outputs are allocated
+        # (an allocation on a place makes that GPU current for good) until after the launch.
         if self.select_gpu is not None:
             previous = self.select_gpu(dev_id)
         try:
@@ -318,17 +298,17 @@ cdef class Launcher:
                 n += 1
             if self.launch_stream is not None:
                 stream = self.launch_stream(dev_id)
-                if self.init_kernel is not None and (dev_id >= 64 or not (self.initialized >> dev_id) & 1):
-                    self._init_on(dev_id)
+                if self.init_kernel is not None:
+                    self.init_kernel(dev_id)
             call_args[n] = stream
             n += 1
             with nogil:
                 rc = tlp_call(self.fn, n, call_args)
         finally:
             if previous >= 0:
-                self.select_gpu(previous)
+                self.restore_gpu(previous)
         if rc != 0:
-            raise RuntimeError(f"Kernel call failed: {self.error_text()}{self._empty_hint(dl)}")
+            raise self.launch_failed(self._zero_size(dl))
         if outs is None:
             return []  # upstream's launcher returns an empty list without out_idx
         return outs[0] if len(outs) == 1 else outs

@@ -119,8 +119,10 @@ def size_too_large(signature, args, k: int) -> ValueError:
 
 
 def _place_text(tensor) -> str:
-    place = tensor.place
-    return f"gpu:{place.gpu_device_id()}" if place.is_gpu_place() else "cpu"
+    from .driver import paddle_driver
+
+    index = paddle_driver().gpu_of(tensor)
+    return f"gpu:{index}" if index >= 0 else "cpu"
 
 
 def not_on_gpu(signature, args, tensor_type) -> ValueError:

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 C_INT_MAX = {"int": 2**31 - 1, "int32_t": 2**31 - 1, "int64_t": 2**63 - 1, "long": 2**63 - 1,
              "unsigned int": 2**32 - 1, "uint32_t": 2**32 - 1, "uint64_t": 2**64 - 1}
 _DTYPE_CTYPE = {"int32": "int32_t", "int64": "int64_t", "uint32": "uint32_t", "uint64": "uint64_t"}
-_CPU_KINDS = ("c", "llvm")
 
 
 class SignatureMismatch(RuntimeError):

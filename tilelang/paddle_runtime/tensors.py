@@ -11,67 +11,38 @@ every dtype gets upstream's value rules, nothing crosses from the host, and
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import paddle
 from paddle import _C_ops
 
 from .device import CUDA_BUILD, current_device, current_device_index, device_of
+from .driver import paddle_driver
 from .dtypes import to_paddle
 
-# Allocate the same-width signed type and view it: Paddle 3.3 CPU has no `empty`
-# kernel for uint32/uint64, and `paddle.empty(dtype=paddle.uint16)` silently
-# returns a bfloat16 tensor.
-_VIEW_ALLOC = {paddle.uint16: paddle.int16, paddle.uint32: paddle.int32, paddle.uint64: paddle.int64}
-
-
-@functools.lru_cache(maxsize=64)
-def _place(kind: str, index: int):
-    if kind == "cuda":
-        return paddle.CUDAPlace(index)
-    if kind == "cpu":
-        return paddle.CPUPlace()
-    raise ValueError(f"tilelang-paddle cannot allocate tensors on device {kind!r} (supported: cpu, cuda)")
+_DRIVER = paddle_driver()
 
 
 def place_of(device):
-    """A Paddle Place for a tensor/Device/DeviceSpec/str/int (cached per device).
+    """A Paddle Place for a tensor/Device/DeviceSpec/str/int (the driver's, cached per device).
 
     A GPU without an index ("cuda", "gpu") means the current GPU
     (``paddle.set_device``), as torch's "cuda" means its current device; it is
     resolved per call, never cached as GPU 0.
     """
     spec = device_of(device)
-    if spec.type == "cuda" and not CUDA_BUILD:
-        raise RuntimeError(f"cannot create a tensor on {spec}: this Paddle is a CPU-only build (install paddlepaddle-gpu)")
-    if spec.type == "cuda" and spec.index is None:
-        return _place("cuda", current_device_index())
-    return _place(spec.type, spec.index if spec.index is not None else 0)
-
-
-def _bind_raw_empty():
-    # paddle.empty(shape, dtype=, device=) ends in _C_ops.empty(shape, dtype, place)
-    # after ~7 us of normalising arguments we already hold as Place and dtype
-    # objects; call the op directly where this Paddle has it (3.3 does).
-    try:
-        from paddle import _C_ops
-
-        return _C_ops.empty
-    except (ImportError, AttributeError):
-        return lambda shape, dtype, place: paddle.empty(shape, dtype=dtype, device=place)
-
-
-_raw_empty = _bind_raw_empty()
+    if spec.type == "cuda":
+        if not CUDA_BUILD:
+            raise RuntimeError(f"cannot create a tensor on {spec}: this Paddle is a CPU-only build (install "
+                               "paddlepaddle-gpu)")
+        return _DRIVER.place(spec.index if spec.index is not None else current_device_index())
+    if spec.type == "cpu":
+        return _DRIVER.place(-1)
+    raise ValueError(f"tilelang-paddle cannot allocate tensors on device {spec.type!r} (supported: cpu, cuda)")
 
 
 def empty(shape, dtype, device):
     """Uninitialised Paddle tensor of ``shape``/``dtype`` on ``device`` (kernel outputs)."""
-    place = place_of(device)
-    alloc = _VIEW_ALLOC.get(dtype)
-    if alloc is not None:
-        return _raw_empty(list(shape), alloc, place).view(dtype)
-    return _raw_empty(list(shape), dtype, place)
+    return _DRIVER.allocate(list(shape), dtype, place_of(device))
 
 
 def _cast(values, dtype):

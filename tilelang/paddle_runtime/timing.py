@@ -14,9 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from statistics import fmean, median_low
 
-import paddle
-
 from . import device as _device
+from .driver import paddle_driver
 
 RETURN_MODES = ("min", "max", "mean", "median")
 _NO_CUPTI = (
@@ -57,15 +56,14 @@ def aggregate(times: Sequence[float], quantiles: Sequence[float] | None, return_
 
 
 def _require_cuda_graphs(backend: str):
-    """``paddle.device.cuda.graphs.CUDAGraph`` or a clear error naming what works."""
-    from paddle.device.cuda import graphs
-
-    if not (_device.CUDA_BUILD and graphs.is_cuda_graph_supported() and paddle.device.cuda.device_count() > 0):
+    """The driver, when it can capture CUDA graphs; else a clear error naming what works."""
+    driver = paddle_driver()
+    if not driver.cuda_graphs_supported():
         raise RuntimeError(
             f'do_bench(backend="{backend}") needs a GPU build of Paddle and a visible GPU '
             '(Paddle sees none); use backend="wall" on the CPU'
         )
-    return graphs.CUDAGraph
+    return driver
 
 
 def bench_with_cudagraph(
@@ -87,25 +85,25 @@ def bench_with_cudagraph(
     (python/paddle/device/__init__.py ``Event.record``), which ``do_bench``'s
     device context has made this GPU's.
     """
-    CUDAGraph = _require_cuda_graphs("cudagraph")
+    driver = _require_cuda_graphs("cudagraph")
     index = device_idx if isinstance(device_idx, int) else _device.current_device_index()
     n_retries = 10
-    graph = CUDAGraph(place=paddle.CUDAPlace(index), mode="thread_local")
+    graph = driver.cuda_graph(index)
     graph.capture_begin()
     try:
         for _ in range(n_repeat):
             fn()
     finally:
         graph.capture_end()
-    paddle.device.synchronize(f"gpu:{index}")
-    starts = [paddle.device.Event(enable_timing=True) for _ in range(n_retries)]
-    ends = [paddle.device.Event(enable_timing=True) for _ in range(n_retries)]
+    driver.synchronize(index)
+    starts = [driver.event() for _ in range(n_retries)]
+    ends = [driver.event() for _ in range(n_retries)]
     for start, end in zip(starts, ends):
         cache.zero_()  # flush L2 before each replay, ahead of the start event (untimed)
         start.record()
         graph.replay()
         end.record()
-    paddle.device.synchronize(f"gpu:{index}")
+    driver.synchronize(index)
     graph.reset()
     return aggregate([s.elapsed_time(e) / n_repeat for s, e in zip(starts, ends)], quantiles, return_mode)
 

@@ -17,6 +17,7 @@ import paddle
 
 from . import device as _device
 from .device import DeviceSpec
+from .driver import paddle_driver
 from .tensors import empty as _empty
 
 
@@ -36,8 +37,24 @@ class device(metaclass=_DeviceMeta):  # noqa: N801 - mirrors torch.device
         return _device.expected_device(str(spec), index)
 
 
+_DRIVER = paddle_driver()
+
+
 def _gpu_count() -> int:
-    return paddle.device.cuda.device_count() if _device.CUDA_BUILD else 0
+    return _DRIVER.device_count()
+
+
+@contextlib.contextmanager
+def _on_gpu(index: int):
+    """``torch.cuda.device(i)``: GPU ``index`` current inside, the previous one restored after."""
+    previous = _DRIVER.current_gpu()
+    if previous != index:
+        _DRIVER.set_gpu(index)
+    try:
+        yield
+    finally:
+        if previous != index and previous >= 0:
+            _DRIVER.set_gpu(previous)
 
 
 class _Cached:
@@ -75,7 +92,7 @@ class _Cuda(_Cached):
         if _gpu_count() == 0:
             return contextlib.nullcontext()
         spec = _device.device_of(dev)
-        return paddle.cuda.device(spec.index if spec.index is not None else _device.current_device_index())
+        return _on_gpu(spec.index if spec.index is not None else _device.current_device_index())
 
     @staticmethod
     def current_device() -> int:

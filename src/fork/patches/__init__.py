@@ -23,8 +23,8 @@ SERIES = [
     "0004_route_adapter_providers",
     # Expected buffer devices without torch.device().
     "0005_route_cython_adapter_devices",
-    # Paddle output allocation; TypeError instead of SIGSEGV for non-tensor buffers.
-    "0006_route_cython_launcher",
+    # Upstream's Cython launcher follows the kernel's launch protocol (device, switch, stream, init, restore).
+    "0006_launch_protocol_in_cython_launcher",
     # dtype.as_torch yields Paddle dtypes; clear errors for dtypes Paddle lacks.
     "0007_map_dtypes_to_paddle",
     # Tensor supply and assert_close implemented with Paddle kernels that exist.
@@ -73,6 +73,11 @@ SERIES = [
     "0029_survive_cache_write_failures",
     # GPU-target detection imports torch per compile, which left Paddle's proxy in sys.modules.
     "0030_bind_torch_in_cuda_target",
+    # The rest of what upstream's Cython launcher needs on Paddle, one reason each (split from 0006):
+    "0031_refuse_non_tensor_buffers",
+    "0032_accept_zero_size_tensors",
+    "0033_cache_cython_launcher_lookups",
+    "0034_name_dtypes_in_launcher_errors",
 ]
 
 

@@ -1,0 +1,230 @@
+"""The Paddle driver: the one place the runtime asks Paddle about devices, streams, places and memory.
+
+Everything the launch runtime (:mod:`.launch`) needs from a framework is a
+method of a driver object; :class:`PaddleDriver` is Paddle's, bound once, and
+:func:`paddle_driver` returns the process's instance. The runtime takes a
+driver as a parameter, so a GPU run without Paddle (this workplace has no
+Paddle GPU build) can pass a torch-backed one from outside the package and run
+the whole launch protocol; only the calls in this module stay verified by
+reading Paddle's source. :mod:`.seams` detects the shapes of the Paddle APIs
+read here; :mod:`.bootstrap` imports Paddle and sets up its torch proxy.
+
+The interface (a driver is any object with these; ``index`` is a GPU ordinal):
+
+``tensor_type``
+    The framework's tensor class (the launcher's ``isinstance`` check).
+``cuda``
+    Whether the framework can run CUDA work at all (False: nothing CUDA is called).
+``exchange_api()``
+    Address of the framework's DLPack ``DLPackExchangeAPI`` struct, or 0.
+``device_count()``
+    GPUs the framework sees.
+``gpu_of(tensor)``, ``gpu_of_place(place)``, ``place_type``
+    The tensor's (the place's) GPU index, or -1 for the CPU; the framework's place class.
+``default_gpu()``
+    The GPU a call without tensor arguments runs on, or -1 when that is the CPU.
+``current_gpu()`` / ``set_gpu(index)``
+    The calling thread's current CUDA device, and switching it.
+``stream(index)``
+    The raw ``cudaStream_t`` (an int) of the framework's current stream on GPU ``index``.
+``place(index)``
+    What ``empty`` allocates on: GPU ``index``, or the CPU for -1.
+``empty(shape, dtype, place)``
+    An uninitialised tensor; ``allocate(shape, dtype, place)`` the same for
+    every framework dtype (through a same-width view where ``empty`` lacks one).
+``dtype(name)``
+    ``(allocation dtype, view dtype or None)`` for a TileLang dtype name: the
+    framework's dtype, or a same-width one to allocate and view when the
+    framework cannot allocate that dtype directly. Raises TypeError for a dtype
+    it lacks.
+``synchronize(index)``, ``event()``, ``cuda_graph(index)``
+    For the profiler: wait for GPU ``index``; a timing event (``record()``,
+    ``elapsed_time(other)``); a CUDA graph capturing on GPU ``index``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+
+import paddle
+from paddle import _C_ops
+from paddle.base import core
+
+from . import seams as _seams
+
+
+class PaddleDriver:
+    """Paddle's answers to the driver interface (see module docstring), each citing the Paddle API it uses."""
+
+    name = "paddle"
+
+    def __init__(self):
+        self.tensor_type = paddle.Tensor
+        # paddle.is_compiled_with_cuda (python/paddle/device/__init__.py): False on CPU builds, where several
+        # CUDA accessors below segfault instead of raising, so none of them is bound.
+        self.cuda = bool(paddle.is_compiled_with_cuda())
+        self._cpu = paddle.CPUPlace()
+        self._expected_place = _seams.expected_place(paddle)
+        self.empty = _C_ops.empty  # paddle.empty ends in _C_ops.empty(shape, dtype, place) after ~7 us of checks
+        self.stream = self._bind_stream() if self.cuda else (lambda index: 0)
+        self.current_gpu, self.set_gpu = bind_switch(core) if self.cuda else (lambda: -1, self._no_gpu)
+        # Allocate the same-width signed type and view it: Paddle 3.3 CPU has no `empty` kernel for
+        # uint32/uint64, and `paddle.empty(dtype=paddle.uint16)` silently returns a bfloat16 tensor.
+        self._view_alloc = {paddle.uint16: paddle.int16, paddle.uint32: paddle.int32, paddle.uint64: paddle.int64}
+
+    # -- tensors and places
+    def exchange_api(self) -> int:
+        # paddle.Tensor.__dlpack_c_exchange_api__ (Paddle >= 3.3; capsule or int by version, see seams).
+        return _seams.exchange_api_pointer(paddle.Tensor) or 0
+
+    @staticmethod
+    def gpu_of(tensor) -> int:
+        # Tensor.place (python/paddle/base/dygraph/tensor_patch_methods.py); Place.gpu_device_id() is 0 for CPU
+        # places, so is_gpu_place() is asked first (paddle/fluid/pybind/place.cc).
+        place = tensor.place
+        return place.gpu_device_id() if place.is_gpu_place() else -1
+
+    #: The base class of Paddle's places (CPUPlace, CUDAPlace and Place itself).
+    place_type = paddle.base.libpaddle.Place
+
+    @staticmethod
+    def gpu_of_place(place) -> int:
+        return place.gpu_device_id() if place.is_gpu_place() else -1
+
+    def default_gpu(self) -> int:
+        # The expected place, what paddle.set_device sets (framework._current_expected_place_, see seams).
+        place = self._expected_place()
+        return place.gpu_device_id() if self.cuda and place.is_gpu_place() else -1
+
+    @functools.lru_cache(maxsize=64)  # noqa: B019 - one driver per process
+    def place(self, index: int):
+        return paddle.CUDAPlace(index) if index >= 0 else self._cpu
+
+    def allocate(self, shape, dtype, place):
+        """``empty`` for any Paddle dtype, the unsigned ones through their same-width signed twin."""
+        alloc = self._view_alloc.get(dtype)
+        if alloc is not None:
+            return self.empty(shape, alloc, place).view(dtype)
+        return self.empty(shape, dtype, place)
+
+    def dtype(self, name: str):
+        from .dtypes import to_paddle
+
+        pd = to_paddle(name)
+        alloc = self._view_alloc.get(pd)
+        return (alloc, pd) if alloc is not None else (pd, None)
+
+    # -- devices and streams (CUDA builds only)
+    def device_count(self) -> int:
+        # paddle.device.cuda.device_count (python/paddle/device/cuda/__init__.py): 0 on CPU builds.
+        return paddle.device.cuda.device_count() if self.cuda else 0
+
+    @staticmethod
+    def _bind_stream():
+        try:
+            # Paddle >= 3.3 (PR #75153): the cudaStream_t of GPU `index`'s current stream as an int, one pybind call
+            # (paddle/fluid/pybind/cuda_streams_py.cc). It follows paddle.device.stream_guard / set_stream, which
+            # replace that device context's stream (GPUContext::SetCUDAStream).
+            from paddle.base.libpaddle import _get_current_raw_stream
+
+            return _get_current_raw_stream
+        except ImportError:
+            # Older builds: core._get_current_stream(idx) -> CUDAStream with .cuda_stream.
+            return lambda index: core._get_current_stream(index).cuda_stream
+
+    @staticmethod
+    def _no_gpu(index: int) -> None:
+        raise RuntimeError(f"cannot make gpu:{index} current: this Paddle is a CPU-only build (install "
+                           "paddlepaddle-gpu>=3.3)")
+
+    # -- profiler stand-ins
+    def synchronize(self, index: int) -> None:
+        # paddle.device.synchronize("gpu:i") (python/paddle/device/__init__.py).
+        paddle.device.synchronize(f"gpu:{index}")
+
+    @staticmethod
+    def event():
+        # paddle.device.Event(enable_timing=True): record(), elapsed_time(end) in ms (python/paddle/device/__init__.py).
+        return paddle.device.Event(enable_timing=True)
+
+    def cuda_graph(self, index: int):
+        # paddle.device.cuda.graphs.CUDAGraph(place, mode): capture_begin/capture_end/replay.
+        from paddle.device.cuda.graphs import CUDAGraph
+
+        return CUDAGraph(place=paddle.CUDAPlace(index), mode="thread_local")
+
+    def cuda_graphs_supported(self) -> bool:
+        from paddle.device.cuda import graphs
+
+        return self.cuda and graphs.is_cuda_graph_supported() and self.device_count() > 0
+
+
+def bind_switch(core, cudart=None, visible: int | None = None):
+    """``(current_gpu, set_gpu)`` from what this Paddle offers (the arguments let tests pass each shape).
+
+    Paddle's ``core.get_cuda_current_device_id`` / ``set_cuda_current_device_id``
+    (paddle/fluid/pybind/pybind.cc, CUDA builds: cudaGetDevice/cudaSetDevice of Paddle's runtime).
+    Kernel libraries carry their own static CUDA runtime; the switch reaches them because
+    cudaSetDevice makes the device's primary context current on the calling thread in the driver,
+    which every runtime copy in the process shares (CUDA Runtime API, "Interactions with the CUDA
+    Driver API"). Where Paddle lacks those names, the preloaded libcudart's own pair (``cudart``:
+    None for the preloaded one, False for none); where neither exists, a switch to another GPU
+    raises when several are visible (``visible``: None asks Paddle).
+    """
+    get_id = getattr(core, "get_cuda_current_device_id", None)
+    set_id = getattr(core, "set_cuda_current_device_id", None)
+    if get_id is not None and set_id is not None:
+        return get_id, set_id
+    if cudart is None:
+        from .preload import last_result
+
+        result = last_result()
+        cudart = result.handle if result is not None else None
+    if cudart:
+        return _cudart_switch(cudart)
+    if visible is None:
+        visible = paddle.device.cuda.device_count() if paddle.is_compiled_with_cuda() else 0
+    return _no_switch(visible)
+
+
+def _cudart_switch(lib):
+    """libcudart's own cudaGetDevice/cudaSetDevice (no state shared between threads)."""
+    get_device, set_device = lib.cudaGetDevice, lib.cudaSetDevice
+
+    def current() -> int:
+        value = ctypes.c_int(-1)  # per call: the ctypes call releases the GIL
+        return value.value if get_device(ctypes.byref(value)) == 0 else -1
+
+    def switch(index: int) -> None:
+        rc = set_device(index)
+        if rc != 0:
+            raise RuntimeError(f"cudaSetDevice({index}) failed with CUDA error {rc}; the kernel was not launched")
+
+    return current, switch
+
+
+def _no_switch(visible: int):
+    """No way to switch: fine with one GPU; with several, a launch elsewhere would run on the wrong one."""
+
+    def switch(index: int) -> None:
+        if visible > 1:
+            raise RuntimeError(
+                f"cannot make gpu:{index} current for this kernel: this Paddle build has no "
+                "core.set_cuda_current_device_id and no libcudart was preloaded, and "
+                f"{visible} GPUs are visible; set CUDA_VISIBLE_DEVICES to one GPU or install a CUDA build of "
+                "Paddle >= 3.3")
+
+    # The current device is unknown: -2 never equals a GPU index, so every launch asks for a switch.
+    return (lambda: -2), switch
+
+
+_DRIVER: PaddleDriver | None = None
+
+
+def paddle_driver() -> PaddleDriver:
+    """The process's Paddle driver (bound on first use, after ``import tilelang`` set Paddle up)."""
+    global _DRIVER
+    if _DRIVER is None:
+        _DRIVER = PaddleDriver()
+    return _DRIVER
