@@ -6,7 +6,7 @@ import pytest
 import tvm_ffi
 
 import tilelang  # noqa: F401
-from tilelang.paddle_runtime.dlpack import from_tvm, to_tvm
+from tilelang.paddle import from_tvm, to_tvm
 
 
 @pytest.mark.parametrize("view", ["whole", "transpose", "row_slice", "column_slice"])

@@ -74,7 +74,7 @@ def test_bump_names_the_drifted_patches_and_leaves_the_repo_alone(bumped):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     drifted = {line.split()[0] for line in proc.stdout.splitlines() if " DRIFT: " in line}
     assert drifted == {"0003_route_device_utils", "0005_route_cython_adapter_devices",
-                       "0006_route_cython_launcher", "0009_shim_torch_profiler_bench",
+                       "0006_launch_protocol_in_cython_launcher", "0009_shim_torch_profiler_bench",
                        "0013_route_profiler_timing", "0022_check_symbolic_sizes",
                        "0023_key_kernel_cache_by_build"}
     total = len(load_series())

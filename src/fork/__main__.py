@@ -1,6 +1,7 @@
 """``python -m src.fork COMMAND`` (run from the repository root): the build tooling's command line.
 
-list            the patch series in apply order, with each patch's reason
+list            the patch series in apply order: each patch's reason, forwarded, checked
+                versions and drop condition (the patch's fields, the one place they are kept)
 check [VER]     check every patch's precondition against upstream VER (default: the pin)
                 or a local wheel path, applying the series in order as stage does;
                 builds nothing; exit 1 on drift
@@ -29,7 +30,8 @@ from .stage import stage
 
 def cmd_list() -> int:
     for p in load_series():
-        print(f"{p.name:34} {p.file}\n{'':34} {p.reason}")
+        print(f"{p.name}  ({p.file})\n    why:        {p.reason}\n    forwarded:  {p.forwarded}\n"
+              f"    checked:    {', '.join(p.checked_against) or '-'}\n    drop when:  {p.drop_when or '-'}")
     return 0
 
 
@@ -40,7 +42,7 @@ def cmd_check(arg: str | None) -> int:
         version = arg or Pin.load().version
         wheel = find_wheel(version)
     print(f"upstream tilelang {version} ({wheel.name})")
-    print(f"{'patch':34} {'file':48} status")
+    print(f"{'patch':40} {'file':48} status")
     failed = 0
     texts: dict[str, str] = {}  # each file as the patches before this one left it, as stage applies them
     with zipfile.ZipFile(wheel) as zf:
@@ -55,7 +57,7 @@ def cmd_check(arg: str | None) -> int:
                 failed += bool(problems)
                 if not problems:
                     texts[p.file] = p.apply(text, version)
-            print(f"{p.name:34} {p.file:48} {status}")
+            print(f"{p.name:40} {p.file:48} {status}")
     print(f"{len(load_series()) - failed} of {len(load_series())} patches apply")
     return 1 if failed else 0
 

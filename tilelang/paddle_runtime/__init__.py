@@ -4,16 +4,22 @@ Everything upstream TileLang asked of PyTorch at run time, answered by Paddle,
 one module per concern:
 
 - :mod:`.bootstrap`  import set-up: Paddle version check, torch-proxy scope, preload
+- :mod:`.torch_scope` the torch proxy for upstream's imports only, never the user's
+- :mod:`.cache_paths` the cache directory variables, absolute and checked at import
 - :mod:`.preload`    libcudart into the global symbol namespace
-- :mod:`.device`     current device and stream (the only module asking Paddle)
+- :mod:`.driver`     the only module asking Paddle for devices, streams, places and memory
+- :mod:`.launch`     one kernel's launch protocol (device, switch, allocation, init, stream, restore, errors)
+- :mod:`.device`     devices and streams as upstream's patched code asks for them (from the driver)
 - :mod:`.dtypes`     TileLang <-> Paddle dtypes, by identity
 - :mod:`.tensors`    output allocation, test-input supply, assert_close
 - :mod:`.timing`     do_bench reductions and CUDA-graph timing on Paddle
 - :mod:`.fast_launch` the Cython-backend launch fast path (hot loop in ``_launcher.pyx``)
 - :mod:`.tvm_ffi_call` the tvm_ffi backend's call with callee-allocated outputs
+- :mod:`.signature`  one kernel's buffers, outputs and the sizes ``call`` takes
 - :mod:`.arguments`  errors for bad kernel arguments
+- :mod:`.file_lock`  cross-process locks a forked child does not hold
+- :mod:`.cache_write` kernel-cache writes a full disk costs the cache, not the call
 - :mod:`.torch_shim` the torch names Paddle's proxy lacks, for patched modules
-- :mod:`.dlpack`     zero-copy Paddle <-> tvm-ffi tensors for user code
 - :mod:`.settings`   the ``TILELANG_PADDLE_*`` variables read at run time
 
 (``tilelang-paddle doctor`` and the tvm-ffi version check live in the

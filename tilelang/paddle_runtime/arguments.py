@@ -118,34 +118,36 @@ def size_too_large(signature, args, k: int) -> ValueError:
         f"{sym.max_value}); declare it T.dynamic(\"{sym.name}\", \"int64\") for sizes beyond that")
 
 
-def _place_text(tensor) -> str:
-    from .driver import paddle_driver
+def _place_text(tensor, gpu_of=None) -> str:
+    if gpu_of is None:
+        from .driver import paddle_driver
 
-    index = paddle_driver().gpu_of(tensor)
+        gpu_of = paddle_driver().gpu_of
+    index = gpu_of(tensor)
     return f"gpu:{index}" if index >= 0 else "cpu"
 
 
-def not_on_gpu(signature, args, tensor_type) -> ValueError:
+def not_on_gpu(signature, args, tensor_type, gpu_of=None) -> ValueError:
     """A CUDA kernel's first tensor argument (or, with none, Paddle's current device) is not on a GPU."""
     for param in signature.inputs:
         pos = signature.input_position(param.index)
         if pos < len(args) and isinstance(args[pos], tensor_type):
             return ValueError(
-                f"kernel argument {pos} ({param.name}) is on {_place_text(args[pos])}, but kernel "
+                f"kernel argument {pos} ({param.name}) is on {_place_text(args[pos], gpu_of)}, but kernel "
                 f"{signature.kernel} was compiled for CUDA: pass GPU tensors (tensor.cuda(), or "
                 "paddle.to_tensor(..., place=paddle.CUDAPlace(0))), or compile for the CPU with target=\"c\"")
     return ValueError(f"kernel {signature.kernel} was compiled for CUDA and has no tensor argument, and Paddle's "
                       "current device is the CPU: call paddle.set_device(\"gpu:0\") first")
 
 
-def devices_disagree(signature, args, tensor_type) -> ValueError | None:
+def devices_disagree(signature, args, tensor_type, gpu_of=None) -> ValueError | None:
     """Two tensor arguments on different devices: name both (the error path only); None when they agree."""
     first = None
     for param in signature.inputs:
         pos = signature.input_position(param.index)
         if pos >= len(args) or not isinstance(args[pos], tensor_type):
             continue
-        where = _place_text(args[pos])
+        where = _place_text(args[pos], gpu_of)
         if first is None:
             first = (pos, param.name, where)
         elif where != first[2]:

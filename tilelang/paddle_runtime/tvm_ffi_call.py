@@ -24,7 +24,6 @@ from collections.abc import Callable
 
 from . import arguments as _arguments
 from . import launch as _launch
-from .device import DeviceSpec
 
 _NO_EXCHANGE_API = (
     "TVM-FFI callee-allocated outputs need Paddle's DLPack exchange API "
@@ -57,13 +56,13 @@ def callee_allocated_call(adapter, driver=None) -> Callable:
             # No tensor input: the adapter class's device functor (through the class: a guard that restored it
             # without its staticmethod must not break this), as upstream does.
             spec = adapter_type.get_current_device_functor()()
-            if isinstance(spec, DeviceSpec) and spec.type == "cuda":
+            if getattr(spec, "type", None) == "cuda":
                 gpu = spec.index if spec.index is not None else runtime.default_gpu()
             else:
                 gpu = -1
         if cuda and gpu < 0:  # a bad argument first (an int for a tensor), else the device
             raise _arguments.diagnose(signature, inputs, {}, tensor_type) or \
-                _arguments.not_on_gpu(signature, inputs, tensor_type)
+                _arguments.not_on_gpu(signature, inputs, tensor_type, driver.gpu_of)
         if executable is None:
             executable = adapter._get_executable()
         previous = runtime.select(gpu)  # before the anchor's allocation, which would switch it for good
@@ -74,7 +73,7 @@ def callee_allocated_call(adapter, driver=None) -> Callable:
             result = executable(*inputs, anchor)
         except (RuntimeError, ValueError, TypeError) as exc:
             # A tensor on another device than the first: say which (tvm-ffi's message names neither).
-            problem = _arguments.devices_disagree(signature, inputs, tensor_type)
+            problem = _arguments.devices_disagree(signature, inputs, tensor_type, driver.gpu_of)
             if problem is None:
                 raise
             raise problem from exc

@@ -2,8 +2,7 @@
 
 File: tilelang/__init__.py. Upstream reads ``importlib.metadata.version("tilelang")``;
 our wheel installs the distribution ``tilelang-paddle``, so upstream would warn
-and report ``0.0.dev0``. Forwarded: not-needed (fork-specific).
-Checked against: 0.1.14, 0.1.15. Drop when: never (the fork keeps its own name).
+and report ``0.0.dev0``.
 """
 
 from ..patching import Edit, Patch

@@ -7,8 +7,6 @@ imports Paddle (one clear ImportError when it is missing or older than 3.3),
 makes ``import torch`` inside the ``tilelang`` package resolve to Paddle's
 proxy (also for a plain ``import tilelang`` without ``paddle.enable_compat``),
 and preloads libcudart with RTLD_GLOBAL.
-Forwarded: not-needed (fork-specific). Checked against: 0.1.14, 0.1.15.
-Drop when: never.
 """
 
 from ..patching import Edit, Patch

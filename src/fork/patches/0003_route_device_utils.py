@@ -6,8 +6,6 @@ import, and ``torch.device(x).type`` fails at call time. Upstream also prints a
 notice on every import when the framework has no MPS backend (Paddle never has).
 We take ``device_synchronize`` from ``tilelang.paddle_runtime.device`` and keep
 upstream's version under another name, without the failing annotation.
-Forwarded: no. Checked against: 0.1.15 (0.1.14 differs).
-Drop when: upstream stops evaluating torch types at import time.
 """
 
 from ..patching import Edit, Patch

@@ -8,7 +8,6 @@ their stream (and the launch device) from these two methods, every backend
 its device for tensor-less calls; we rebind both to
 ``tilelang.paddle_runtime.device`` (later class attributes win). The tvm_ffi
 backend gets its stream from tvm-ffi itself (patch 0011).
-Forwarded: no. Checked against: 0.1.14, 0.1.15. Drop when: never (fork-specific).
 """
 
 from ..patching import Edit, Patch

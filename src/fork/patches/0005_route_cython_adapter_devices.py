@@ -4,7 +4,6 @@ File: tilelang/jit/adapter/cython/adapter.py. ``_process_buffer_device`` calls
 ``torch.device("cuda"/"npu"/"cpu"/"mps")``, which is not callable under Paddle's
 proxy. ``tilelang.paddle_runtime.device.expected_device`` returns a DeviceSpec
 with the same ``.type``/``.index`` (index None = any GPU).
-Forwarded: no. Checked against: 0.1.15 (0.1.14 differs). Drop when: never (fork-specific).
 """
 
 from ..patching import Edit, Patch

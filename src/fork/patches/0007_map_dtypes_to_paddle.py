@@ -9,7 +9,6 @@ and missing types raise a TypeError naming the dtype. Kernel parameters
 (``KernelParam.torch_dtype``), the Cython launcher and output allocation all go
 through ``as_torch``. (Paddle -> TileLang already works: upstream's table is
 keyed by dtype objects, which the proxy hands out as Paddle's.)
-Forwarded: not-needed. Checked against: 0.1.14, 0.1.15. Drop when: never.
 """
 
 from ..patching import Edit, Patch

@@ -6,7 +6,6 @@ build lacks for float16, bfloat16, int8, bool and more; ``torch_assert_close``
 (used by ``Profiler.assert_allclose``) reads ``Tensor.is_quantized`` and
 ``torch.strided``, which Paddle has no notion of. Both names now come from
 ``tilelang.paddle_runtime.tensors``; upstream's functions stay, renamed.
-Forwarded: not-needed. Checked against: 0.1.14, 0.1.15. Drop when: never.
 """
 
 from ..patching import Edit, Patch

@@ -13,7 +13,6 @@ instead of after warm-up or with upstream's message about MPS
 Without ``device=``, the L2-flush buffer goes on the current GPU (Paddle's
 expected place), as an index-less ``"cuda"`` does, instead of upstream's fixed
 ``"cuda:0"``.
-Forwarded: no. Checked against: 0.1.15. Drop when: upstream picks wall timing without a device.
 """
 
 from ..patching import Edit, rebind_torch

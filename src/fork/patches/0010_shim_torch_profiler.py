@@ -4,7 +4,6 @@ File: tilelang/profiler/__init__.py. ``assert_allclose`` calls
 ``torch.cuda.synchronize()`` unconditionally (fails on CPU-only Paddle) and
 ``do_bench`` calls ``torch.device(...)``. Rebinding ``torch`` to the shim makes
 synchronize a no-op without a GPU and ``torch.device`` a real constructor.
-Forwarded: not-needed. Checked against: 0.1.14, 0.1.15. Drop when: never.
 """
 
 from ..patching import rebind_torch

@@ -23,8 +23,6 @@ tvm_ffi_python_helpers.h). Our stream providers are never called on this backend
    and does no other per-call work beyond what tvm-ffi needs.
 3. ``get_current_device_functor`` is called through the class, so a guard
    that restores it without its ``staticmethod`` cannot break the call.
-Forwarded: not-needed (the allocator's device rule is Paddle's). Checked against:
-0.1.14, 0.1.15. Drop when: never.
 """
 
 from ..patching import Edit, rebind_torch

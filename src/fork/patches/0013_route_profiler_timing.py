@@ -15,7 +15,6 @@ The reduction and both backends come from ``tilelang.paddle_runtime.timing``:
 the same reduction rules in Python, CUDA-graph timing on
 ``paddle.device.cuda.graphs.CUDAGraph``, and a NotImplementedError for CUPTI
 naming the backends that work. Upstream's two functions stay, renamed.
-Forwarded: not-needed. Checked against: 0.1.15. Drop when: never.
 """
 
 from ..patching import Edit, Patch

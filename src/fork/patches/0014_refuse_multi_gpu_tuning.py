@@ -12,8 +12,6 @@ Paddle's device checks). We refuse it with a ValueError that says what to do,
 only where more than one GPU would really be used: upstream's own fallbacks to
 one device (a CPU target, no CUDA, one visible GPU, one valid device) run as
 upstream wrote them, and single-GPU tuning (the default) is unaffected.
-Forwarded: not-needed (Paddle's device model). Checked against: 0.1.15.
-Drop when: Paddle offers a per-thread current device.
 """
 
 from ..patching import Edit, Patch

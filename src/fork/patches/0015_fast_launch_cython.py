@@ -9,7 +9,6 @@ a launcher that reads every tensor with one C call of Paddle's DLPack exchange
 API and calls the compiled entry directly, handing everything off its happy
 path (and every error) to upstream's ``lambda_forward``.
 ``TILELANG_PADDLE_FAST_LAUNCH=0`` restores upstream's path.
-Forwarded: not-needed (Paddle-specific). Checked against: 0.1.15. Drop when: never.
 """
 
 from ..patching import Edit, Patch

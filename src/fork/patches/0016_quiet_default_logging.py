@@ -5,8 +5,6 @@ compile, cache hit and autotuner step of an installed package prints a log line
 to stderr. We read the start level from
 ``tilelang.paddle_runtime.settings.log_level()`` (default WARNING; ``INFO`` or
 ``DEBUG`` bring upstream's logs back). ``tilelang.set_log_level`` is unchanged.
-Forwarded: no. Checked against: 0.1.15. Drop when: upstream's default is WARNING
-or configurable from the environment.
 """
 
 from ..patching import Edit, Patch
@@ -23,5 +21,5 @@ PATCH = Patch(
         ),
     ),
     checked_against=("0.1.15",),
-    drop_when="see docstring",
+    drop_when="upstream's default is WARNING or configurable from the environment",
 )

@@ -6,7 +6,6 @@ File: tilelang/language/tile_schedule.py. Its only use of the carver is
 package (roller policies, common schedules) on every ``import tilelang``: about
 0.19 s of 1.5 s on our 2-core machine (``python -X importtime``, bench/bench_import.py).
 A module-level proxy imports it at the first attribute access instead.
-Forwarded: no. Checked against: 0.1.15. Drop when: upstream imports the carver lazily.
 """
 
 from ..patching import Edit, Patch
@@ -26,5 +25,5 @@ PATCH = Patch(
         ),
     ),
     checked_against=("0.1.15",),
-    drop_when="see docstring",
+    drop_when="upstream imports the carver lazily",
 )

@@ -13,7 +13,6 @@ around the call, which returns the compiled kernel as in eager mode (the
 kernel call itself is a C function, which SOT already runs eagerly). Outside
 SOT, ``psdb.fallback`` is an empty function. For operators that
 ``paddle.jit.save`` can record, see ``tilelang.paddle.custom_op``.
-Forwarded: not-needed (Paddle-specific). Checked against: 0.1.15. Drop when: never.
 """
 
 from ..patching import Edit, Patch

@@ -7,7 +7,6 @@ the kernel's Python AST; SOT cannot simulate that (``InnerError ...
 SuperVariable ... has no attribute visit_Module``). The same
 ``paddle.jit.sot.psdb.fallback(recursive=True)`` as patch 0018, first in each
 decorator's ``impl``, makes SOT run the builder eagerly.
-Forwarded: not-needed (Paddle-specific). Checked against: 0.1.15. Drop when: never.
 """
 
 from ..patching import Edit, Patch

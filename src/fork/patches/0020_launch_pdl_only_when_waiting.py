@@ -15,8 +15,6 @@ that calls ``T.pdl_trigger()`` before its epilogue saw 47.9 M stale elements in
 wrappers set the attribute only for kernels in ``pdl_sync_map`` (those that
 call ``T.pdl_sync()``); we make this one do the same. The attribute is the
 last in both launch templates, so a launch without it uses one attribute fewer.
-Forwarded: no. Checked against: 0.1.15. Drop when: upstream's C++ wrapper
-consults ``pdl_sync_map``.
 """
 
 from ..patching import Edit, Patch
@@ -45,5 +43,5 @@ PATCH = Patch(
         ),
     ),
     checked_against=("0.1.15",),
-    drop_when="see docstring",
+    drop_when="upstream's C++ wrapper consults ``pdl_sync_map``",
 )

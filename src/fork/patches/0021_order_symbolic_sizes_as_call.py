@@ -13,8 +13,7 @@ received ``M, K, N``: wrong results and out-of-bounds reads and writes (a heap
 corruption abort on the CPU; wrong values on an H200). We keep upstream's map
 (each size still owned by an input) and only reorder it by the wrapper's rule
 (``tilelang.paddle_runtime.signature.call_order``), which our fast launcher and
-``custom_op`` also use. Forwarded: no. Checked against: 0.1.15. Drop when:
-upstream's map follows the wrapper's order.
+``custom_op`` also use.
 """
 
 from ..patching import Edit, Patch
@@ -36,5 +35,5 @@ PATCH = Patch(
         ),
     ),
     checked_against=("0.1.15",),
-    drop_when="see docstring",
+    drop_when="upstream's map follows the wrapper's order",
 )

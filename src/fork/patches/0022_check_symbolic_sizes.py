@@ -8,8 +8,7 @@ passes it as a 64-bit integer where ``call`` declares ``int``, so a size above
 path it falls back to (and ``TILELANG_PADDLE_FAST_LAUNCH=0``) do the same,
 through ``tilelang.paddle_runtime.arguments.check_sizes`` on the kernel's
 signature, which ``fast_launch.prepare`` hands to the wrapper
-(``tlp_signature``; None keeps upstream's behaviour). Forwarded: no. Checked
-against: 0.1.15. Drop when: upstream checks sizes before the call.
+(``tlp_signature``; None keeps upstream's behaviour).
 """
 
 from ..patching import Edit, Patch
@@ -31,5 +30,5 @@ PATCH = Patch(
              "        # Add CUDA stream to kernel arguments\n"),
     ),
     checked_against=("0.1.15",),
-    drop_when="see docstring",
+    drop_when="upstream checks sizes before the call",
 )

@@ -7,8 +7,7 @@ version (before patch 0020 changed the host launch code, say, or 0021 the
 order of its sizes) would be loaded as it was. ``src/fork/stage.py`` writes
 ``tilelang/paddle_runtime/_build_id.py``, a digest of the upstream wheel's
 sha256, the patch series and our overlay; it joins the key as
-``tilelang_paddle_build``. Forwarded: not-needed (fork-specific). Checked
-against: 0.1.15. Drop when: never.
+``tilelang_paddle_build``.
 """
 
 from ..patching import Edit, Patch

@@ -9,8 +9,7 @@ kernel all compile it, 8 times the work at start-up. We wrap the miss path
 (``<cache root>/.locks/<key>.lock``, ``tilelang.paddle_runtime.file_lock``)
 and check the disk again once the lock is held, so one process compiles and
 the others load what it saved. Where the lock file cannot be created (a
-read-only cache), the process compiles as upstream does. Forwarded: no.
-Checked against: 0.1.15. Drop when: upstream's cache locks across processes.
+read-only cache), the process compiles as upstream does.
 """
 
 import textwrap
@@ -67,5 +66,5 @@ PATCH = Patch(
     reason="N ranks missing the same kernel compile it N times; one should, the rest load its result",
     edits=(Edit(MISS_PATH, LOCKED),),
     checked_against=("0.1.15",),
-    drop_when="see docstring",
+    drop_when="upstream's cache locks across processes",
 )

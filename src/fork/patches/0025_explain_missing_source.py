@@ -8,8 +8,7 @@ use a factory's arguments fails with ``NameError: name 'dtype' is not
 defined``. Neither says what to change. The two calls now run inside
 ``tilelang.paddle_runtime.kernel_source.explained``, which re-raises those two
 failures (same types) with the cause and the fix, and passes any other error
-unchanged. Forwarded: no. Checked against: 0.1.15. Drop when: upstream
-explains both.
+unchanged.
 """
 
 from ..patching import Edit, Patch
@@ -26,5 +25,5 @@ PATCH = Patch(
              "            func_annot = get_type_hints(func)\n"),
     ),
     checked_against=("0.1.15",),
-    drop_when="see docstring",
+    drop_when="upstream explains both",
 )

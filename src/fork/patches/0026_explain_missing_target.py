@@ -5,8 +5,7 @@ machine where no GPU toolchain is found ends in ``ValueError: No registered
 target detector found an available target.``, which does not say that
 ``target="c"`` runs kernels on the CPU with Paddle CPU tensors, nor how to
 compile for a GPU this machine lacks. The message keeps upstream's first
-sentence and adds both. Forwarded: no. Checked against: 0.1.15. Drop when:
-upstream's message names the choices.
+sentence and adds both.
 """
 
 from ..patching import Edit, Patch
@@ -25,5 +24,5 @@ PATCH = Patch(
              "    )\n"),
     ),
     checked_against=("0.1.15",),
-    drop_when="see docstring",
+    drop_when="upstream's message names the choices",
 )

@@ -5,8 +5,7 @@ generated CUDA source, so ``nvcc fatal : Unsupported gpu architecture
 'sm_50'`` (``target="cuda"`` on a machine without a GPU) arrives after a page
 of code, with nothing saying which ``arch`` to pass.
 ``tilelang.paddle_runtime.build_errors.compile_failed`` writes the source to a
-file, names it, and adds the hint. Forwarded: no. Checked against: 0.1.15.
-Drop when: upstream keeps the source out of the message.
+file, names it, and adds the hint.
 """
 
 from ..patching import Edit, Patch
@@ -21,5 +20,5 @@ PATCH = Patch(
              '        msg = str(_tlp_failed("nvcc", py_str(out), cmd, code, ".cu"))  # tilelang-paddle patch 0027\n'),
     ),
     checked_against=("0.1.15",),
-    drop_when="see docstring",
+    drop_when="upstream keeps the source out of the message",
 )

@@ -6,8 +6,6 @@ Failed!`` followed by the whole generated source; a CUDA kernel on a machine
 without the NVIDIA driver fails with ``/usr/bin/ld: cannot find -lcuda`` above
 it. The compiler's output is now captured (shown with ``verbose``) and the
 error comes from ``tilelang.paddle_runtime.build_errors.compile_failed``.
-Forwarded: no. Checked against: 0.1.15. Drop when: upstream captures the
-output and keeps the source out of the message.
 """
 
 from ..patching import Edit, Patch
@@ -32,5 +30,5 @@ PATCH = Patch(
              '            raise _tlp_failed("Compiling the kernel library", captured, command, self.lib_code, ".cc")\n'),
     ),
     checked_against=("0.1.15",),
-    drop_when="see docstring",
+    drop_when="upstream captures the output and keeps the source out of the message",
 )

@@ -1,8 +1,9 @@
 """The patch series, in apply order (like Debian's ``debian/patches/series``).
 
 Each entry is a module ``NNNN_verb_target.py`` defining ``PATCH``; its docstring
-answers: why, which upstream file, forwarded or not, checked against which
-upstream versions, and when it can be dropped. To disable a patch, comment its
+says why and what it changes in which upstream file; whether it was forwarded,
+the upstream versions it was checked against and when it can be dropped are
+the patch's fields only (``python -m src.fork list`` prints them). To disable a patch, comment its
 line out here and say when it should come back.
 """
 
