@@ -407,3 +407,61 @@ def test_a_scope_of_the_users_keeps_its_proxy(tmp_path):
         print("OK")
     """), env=_env(tmp_path))
     assert proc.returncode == 0 and "OK" in proc.stdout, proc.stdout + proc.stderr[-3000:]
+
+
+# ---------------------------------------------------------------- cache paths at import (issue 29, item 1)
+
+
+@pytest.mark.parametrize("value, expect", [
+    ("afile", r"TILELANG_CACHE_DIR='.*afile' cannot be used as a cache directory: .*afile is a file, not a "
+              r"directory\. Set TILELANG_CACHE_DIR to a directory you can write"),
+    ("afile/sub", r"TILELANG_CACHE_DIR='.*afile/sub' cannot be used as a cache directory: .*afile is a file"),
+])
+def test_a_bad_cache_dir_is_named_at_import(tmp_path, value, expect):
+    (tmp_path / "afile").write_text("x")
+    proc = run_python("import tilelang", env={"TILELANG_CACHE_DIR": str(tmp_path / value)})
+    assert proc.returncode != 0
+    import re
+
+    assert re.search(expect, proc.stderr), proc.stderr[-2000:]
+
+
+def test_an_empty_or_quoted_cache_dir_means_what_the_user_meant(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    proc = run_python("""
+        import os, tilelang
+        print("CACHE", os.environ.get("TILELANG_CACHE_DIR"), tilelang.env.TILELANG_CACHE_DIR)
+    """, env={"TILELANG_CACHE_DIR": '"~/kc"', "HOME": str(home)}, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"CACHE {home}/kc {home}/kc" in proc.stdout
+    assert not (tmp_path / "~").exists() and not (tmp_path / '"~').exists()
+    proc = run_python("""
+        import os, tilelang
+        print("CACHE", os.environ.get("TILELANG_CACHE_DIR"), tilelang.env.TILELANG_CACHE_DIR)
+    """, env={"TILELANG_CACHE_DIR": "", "HOME": str(home)}, cwd=str(tmp_path))
+    assert proc.returncode == 0 and f"{home}/.tilelang/cache" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+
+
+def test_tilelang_declares_itself_paddle_compatible():
+    """PFCCLab's convention for Paddle builds of torch libraries (issue 29, item 7)."""
+    proc = run_python("import tilelang; print(getattr(tilelang, '__is_paddle_compatible_library__', None))")
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("True"), proc.stdout + proc.stderr[-2000:]
+
+
+def test_a_kernel_call_in_a_full_graph_says_to_use_custom_op(tmp_path):
+    proc = run_python(_script("""
+        kernel = compile_plus(8, 1.0)
+
+        class Net(paddle.nn.Layer):
+            def forward(self, x):
+                return kernel(x)
+
+        static = paddle.jit.to_static(Net(), input_spec=[paddle.static.InputSpec([8], "float32")], full_graph=True)
+        try:
+            static(paddle.randn([8]))
+        except Exception as exc:
+            print("ERROR", exc)
+    """), env=_env(tmp_path))
+    assert "static-graph value" in proc.stdout and "tilelang.paddle.custom_op" in proc.stdout, \
+        proc.stdout[-2000:] + proc.stderr[-2000:]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata as md
+import importlib.util
 import json
 import os
 import shutil
@@ -85,7 +86,11 @@ def report() -> tuple[list[tuple[str, str]], bool]:
     try:
         import paddle
     except ImportError as exc:
-        rows.append(("Paddle", f"not installed ({_first_line(exc)}); install it: {PADDLE_HINT}"))
+        if importlib.util.find_spec("paddle") is not None:  # there, but its import fails (Paddle 3.2 wants setuptools)
+            rows.append(("Paddle", f"installed but fails to import: {_first_line(exc)}; install what it names, or "
+                                   f"a Paddle >= 3.3: {PADDLE_HINT}"))
+        else:
+            rows.append(("Paddle", f"not installed ({_first_line(exc)}); install it: {PADDLE_HINT}"))
         rows.append(("nvcc", _nvcc(os.environ.get("CUDA_HOME"))))
         return rows, False
     cuda_build = bool(paddle.is_compiled_with_cuda())

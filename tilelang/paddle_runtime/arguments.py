@@ -178,6 +178,16 @@ def check_sizes(signature, tensors) -> None:
             raise size_too_large(signature, [tensors[p.index] for p in signature.inputs], k)
 
 
+def _static_graph_hint(value) -> str:
+    # pir.Value (PIR programs) and framework.Variable (legacy programs): what to_static hands a kernel call.
+    kind = type(value)
+    if kind.__name__ in ("Value", "Variable") and kind.__module__.startswith("paddle"):
+        return ("; this is a static-graph value (paddle.jit.to_static(full_graph=True)): kernel calls run on eager "
+                "tensors, so make the kernel a Paddle operator with tilelang.paddle.custom_op for static graphs "
+                "(README, \"Static graphs and serving: custom_op\")")
+    return ""
+
+
 def diagnose(signature, args: tuple, kwargs: dict, tensor_type) -> Exception | None:
     """The user's mistake in this call, or None when the call looks right (then upstream's error stands)."""
     unknown = sorted(set(kwargs) - LAUNCH_KEYWORDS)
@@ -207,7 +217,7 @@ def diagnose(signature, args: tuple, kwargs: dict, tensor_type) -> Exception | N
                 continue
             return TypeError(
                 f"kernel argument {pos} ({name}): expected a paddle.Tensor of dtype {param.dtype} and shape "
-                f"{param.dims_text()}, got {describe_value(value)}"
+                f"{param.dims_text()}, got {describe_value(value)}{_static_graph_hint(value)}"
             )
         if len(value.shape) != len(param.dims):
             return ValueError(

@@ -26,7 +26,8 @@ SCOPE = "tilelang"
 
 _INSTALL_HINT = (
     "Install PaddlePaddle 3.3 or newer first:\n"
-    "  CPU: pip install 'paddlepaddle>=3.3'   (or: pip install 'tilelang-paddle[cpu]')\n"
+    "  CPU: pip install 'paddlepaddle>=3.3'   (or, from a clone of tilelang-paddle: pip install '.[cpu]'; the\n"
+    "       package index's 'tilelang-paddle' is another project)\n"
     "  GPU: pip install 'paddlepaddle-gpu>=3.3' from PaddlePaddle's package index for your CUDA version "
     "(see the PaddlePaddle installation guide)"
 )
@@ -99,6 +100,9 @@ def install(module_globals: dict) -> None:
 
     cache_paths.normalize_environ()  # before upstream creates the kernel cache directory
     paddle = require_paddle()
+    # PFCCLab's Paddle builds of torch libraries declare themselves so (flashinfer-python-paddle's
+    # flashinfer/__init__.py); downstream code checks getattr(module, "__is_paddle_compatible_library__").
+    module_globals["__is_paddle_compatible_library__"] = True
     enable_scope(paddle, module_globals)
     from tilelang_paddle import tvm_ffi_version  # beside tilelang, so the doctor can use it without Paddle
 
