@@ -23,7 +23,7 @@ from typing import Any
 
 import paddle
 
-from tilelang.paddle_runtime import torch_scope as _torch_scope
+from tilelang.paddle_runtime import driver as _driver, torch_scope as _torch_scope
 
 __all__ = ["autograd_function"]
 
@@ -141,7 +141,7 @@ def autograd_function(forward: Callable, backward: Callable | None = None, *, na
         for grad, meta in zip(grads, ctx._tl_outputs):
             if grad is None and meta is not None:
                 shape, dtype, place = meta
-                grad = paddle.zeros(shape, dtype=dtype, device=place)
+                grad = _driver.paddle_driver().zeros(shape, dtype, place)
             ready.append(_contiguous(grad) if isinstance(grad, paddle.Tensor) else grad)
         with _torch_scope.user_code():
             result = backward(ctx, *ready)

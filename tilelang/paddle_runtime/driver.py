@@ -108,6 +108,11 @@ class PaddleDriver:
             return self.empty(shape, alloc, place).view(dtype)
         return self.empty(shape, dtype, place)
 
+    @staticmethod
+    def zeros(shape, dtype, place):
+        # paddle.zeros(shape, dtype, device=place) (python/paddle/tensor/creation.py).
+        return paddle.zeros(shape, dtype=dtype, device=place)
+
     def dtype(self, name: str):
         from .dtypes import to_paddle
 
