@@ -44,8 +44,8 @@ def check(kernel, n, c):
 """
 
 
-def _script(body: str) -> str:
-    return KERNEL.format(here=str(HERE)) + textwrap.dedent(body)
+def _script(body: str, prelude: str = "") -> str:
+    return KERNEL.format(here=str(HERE)) + prelude + textwrap.dedent(body)
 
 
 def _env(tmp_path, **extra):
@@ -55,88 +55,72 @@ def _env(tmp_path, **extra):
 
 # ---------------------------------------------------------------- fork
 
+FORK = """
+import os, threading, time
+from tilelang.paddle_runtime import file_lock
 
-def test_a_child_forked_during_a_compile_compiles_without_waiting_on_its_parent(tmp_path):
-    proc = run_python(_script("""
-        import glob, os, threading, time, fcntl
+def fork_while_locked(parent_work, child_work, holds=lambda lock: True):
+    # parent_work runs in a thread; the process forks while it holds a lock that `holds` picks (as a
+    # DataLoader worker forks mid-compile); child_work runs in the child, whose exit status is printed.
+    entered, release = threading.Event(), threading.Event()
+    real_enter = file_lock.FileLock.__enter__
 
-        from tilelang.paddle_runtime import file_lock
-
-        entered = threading.Event()
-        release = threading.Event()
-        real_enter = file_lock.FileLock.__enter__
-
-        def enter_and_hold(self):   # the parent's compile holds its lock while the process forks
-            out = real_enter(self)
+    def enter_and_hold(self):
+        out = real_enter(self)
+        if holds(self):
             entered.set()
             release.wait(5)
-            return out
+        return out
 
-        file_lock.FileLock.__enter__ = enter_and_hold
-        worker = threading.Thread(target=lambda: check(compile_plus(64, 1.0), 64, 1.0))
-        worker.start()
-        assert entered.wait(60), "the compile took its lock"
-        pid = os.fork()
-        if pid == 0:
-            file_lock.FileLock.__enter__ = real_enter
-            try:
-                start = time.monotonic()
-                check(compile_plus(64, 1.0), 64, 1.0)
-                print("child compiled in", round(time.monotonic() - start, 1), "s", flush=True)
-                os._exit(0)
-            except BaseException as exc:
-                print("child failed:", repr(exc)[:500], flush=True)
-                os._exit(1)
-        time.sleep(1.0)
-        release.set()
-        worker.join()
-        _, status = os.waitpid(pid, 0)
-        print("child exit", os.waitstatus_to_exitcode(status))
+    file_lock.FileLock.__enter__ = enter_and_hold
+    worker = threading.Thread(target=parent_work)
+    worker.start()
+    assert entered.wait(60), "the parent's work took its lock"
+    pid = os.fork()
+    if pid == 0:
+        file_lock.FileLock.__enter__ = real_enter
+        try:
+            child_work()
+            os._exit(0)
+        except BaseException as exc:
+            print("child failed:", repr(exc)[:500], flush=True)
+            os._exit(1)
+    time.sleep(1.0)
+    release.set()
+    worker.join()
+    _, status = os.waitpid(pid, 0)
+    print("child exit", os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_a_child_forked_during_a_compile_compiles_without_waiting_on_its_parent(tmp_path):
+    proc = run_python(_script(prelude=FORK, body="""
+        def child():
+            start = time.monotonic()
+            check(compile_plus(64, 1.0), 64, 1.0)
+            print("child compiled in", round(time.monotonic() - start, 1), "s", flush=True)
+
+        fork_while_locked(lambda: check(compile_plus(64, 1.0), 64, 1.0), child)
     """), env=_env(tmp_path), timeout=240)
     assert "child exit 0" in proc.stdout, proc.stdout + proc.stderr[-3000:]
 
 
 def test_a_child_forked_during_an_op_build_builds_without_waiting_on_its_parent(tmp_path):
-    proc = run_python(_script("""
-        import os, threading, time
-
+    proc = run_python(_script(prelude=FORK, body="""
         from tilelang.paddle import custom_op
-        from tilelang.paddle_runtime import file_lock
 
         kernel = compile_plus(32, 2.0)
-        entered, release = threading.Event(), threading.Event()
-        real_enter = file_lock.FileLock.__enter__
 
-        def enter_and_hold(self):
-            out = real_enter(self)
-            if ".tilelang-op-" in self.path:
-                entered.set()
-                release.wait(5)
-            return out
+        def child():
+            op = custom_op(kernel, name="tl_fork_plus", directory=OPS + "-child")
+            check(op, 32, 2.0)
+            with file_lock.FileLock(os.path.join(OPS, ".tilelang-op-tl_fork_plus.lock"), timeout=20):
+                pass
+            print("child built", flush=True)
 
-        file_lock.FileLock.__enter__ = enter_and_hold
-        worker = threading.Thread(target=lambda: custom_op(kernel, name="tl_fork_plus", directory=sys.argv[1]))
-        worker.start()
-        assert entered.wait(60)
-        pid = os.fork()
-        if pid == 0:
-            file_lock.FileLock.__enter__ = real_enter
-            try:
-                op = custom_op(kernel, name="tl_fork_plus", directory=sys.argv[1] + "-child")
-                check(op, 32, 2.0)
-                with file_lock.FileLock(os.path.join(sys.argv[1], ".tilelang-op-tl_fork_plus.lock"), timeout=20):
-                    pass
-                print("child built", flush=True)
-                os._exit(0)
-            except BaseException as exc:
-                print("child failed:", repr(exc)[:500], flush=True)
-                os._exit(1)
-        time.sleep(1.0)
-        release.set()
-        worker.join()
-        _, status = os.waitpid(pid, 0)
-        print("child exit", os.waitstatus_to_exitcode(status))
-    """).replace("sys.argv[1]", repr(str(tmp_path / "op"))), env=_env(tmp_path), timeout=400)
+        fork_while_locked(lambda: custom_op(kernel, name="tl_fork_plus", directory=OPS), child,
+                          holds=lambda lock: ".tilelang-op-" in lock.path)
+    """).replace("OPS", repr(str(tmp_path / "op"))), env=_env(tmp_path), timeout=400)
     assert "child exit 0" in proc.stdout, proc.stdout + proc.stderr[-3000:]
 
 

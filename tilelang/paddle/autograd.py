@@ -125,7 +125,9 @@ def autograd_function(forward: Callable, backward: Callable | None = None, *, na
         with _torch_scope.user_code():
             out = forward(ctx, *args, **kwargs)
         outs = out if isinstance(out, (tuple, list)) else (out,)
-        ctx._tl_outputs = [(list(o.shape), o.dtype, o.place) if isinstance(o, paddle.Tensor) else None for o in outs]
+        place_of = _driver.paddle_driver().place_of
+        ctx._tl_outputs = [(list(o.shape), o.dtype, place_of(o)) if isinstance(o, paddle.Tensor) else None
+                            for o in outs]
         frozen = [o for o in outs if isinstance(o, paddle.Tensor) and o.dtype not in _FLOAT_DTYPES]
         if frozen:
             ctx.mark_non_differentiable(*frozen)

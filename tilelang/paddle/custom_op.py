@@ -260,7 +260,9 @@ def custom_op(forward, *, name: str, backward=None, directory: str | os.PathLike
     fwd, bwd, source = _op_source(forward, name=name, backward=backward)
     import paddle
 
-    if fwd.sig.cuda and not paddle.is_compiled_with_cuda():
+    from tilelang.paddle_runtime.driver import paddle_driver
+
+    if fwd.sig.cuda and not paddle_driver().cuda:
         raise RuntimeError(f"custom_op: {name}'s kernels target CUDA, but this Paddle build has no CUDA "
                            f"(paddle.is_compiled_with_cuda() is False); install paddlepaddle-gpu>=3.3, or compile "
                            f"the kernels with target=\"c\" for a CPU operator")

@@ -19,19 +19,21 @@ The interface (a driver is any object with these; ``index`` is a GPU ordinal):
     Address of the framework's DLPack ``DLPackExchangeAPI`` struct, or 0.
 ``device_count()``
     GPUs the framework sees.
-``gpu_of(tensor)``, ``gpu_of_place(place)``, ``place_type``
-    The tensor's (the place's) GPU index, or -1 for the CPU; the framework's place class.
+``gpu_of(tensor)``, ``gpu_of_place(place)``, ``place_type``, ``device_type``
+    The tensor's (the place's) GPU index, or -1 for the CPU; the framework's place and device classes.
 ``default_gpu()``
     The GPU a call without tensor arguments runs on, or -1 when that is the CPU.
 ``current_gpu()`` / ``set_gpu(index)``
     The calling thread's current CUDA device, and switching it.
 ``stream(index)``
     The raw ``cudaStream_t`` (an int) of the framework's current stream on GPU ``index``.
-``place(index)``
-    What ``empty`` allocates on: GPU ``index``, or the CPU for -1.
+``place(index)``, ``place_of(tensor)``
+    What ``empty`` allocates on: GPU ``index``, or the CPU for -1; a tensor's place.
 ``empty(shape, dtype, place)``
     An uninitialised tensor; ``allocate(shape, dtype, place)`` the same for
     every framework dtype (through a same-width view where ``empty`` lacks one).
+``randint(low, high, shape, place)``, ``uniform(shape, low, high, place)``, ``normal(shape, mean, std, place)``
+    Random draws on ``place`` (int64; float32) from the framework's seeded generator (test-input supply).
 ``dtype(name)``
     ``(allocation dtype, view dtype or None)`` for a TileLang dtype name: the
     framework's dtype, or a same-width one to allocate and view when the
@@ -87,6 +89,8 @@ class PaddleDriver:
 
     #: The base class of Paddle's places (CPUPlace, CUDAPlace and Place itself).
     place_type = paddle.base.libpaddle.Place
+    #: paddle.device.Device (python/paddle/device/__init__.py), what torch.device maps to under the proxy.
+    device_type = paddle.device.Device
 
     @staticmethod
     def gpu_of_place(place) -> int:
@@ -107,6 +111,26 @@ class PaddleDriver:
         if alloc is not None:
             return self.empty(shape, alloc, place).view(dtype)
         return self.empty(shape, dtype, place)
+
+    @staticmethod
+    def place_of(tensor):
+        # Tensor.place (python/paddle/base/dygraph/tensor_patch_methods.py).
+        return tensor.place
+
+    # _C_ops.randint/uniform/gaussian with an explicit place (paddle/phi/ops/yaml/ops.yaml): the dtypes every
+    # Paddle build registers these kernels for are int64 and float32; seed 0 means Paddle's global generator
+    # for the place, so paddle.seed makes the draws reproducible.
+    @staticmethod
+    def randint(low, high, shape, place):
+        return _C_ops.randint(low, high, shape, paddle.int64, place)
+
+    @staticmethod
+    def uniform(shape, low, high, place):
+        return _C_ops.uniform(shape, paddle.float32, low, high, 0, place)
+
+    @staticmethod
+    def normal(shape, mean, std, place):
+        return _C_ops.gaussian(shape, mean, std, 0, paddle.float32, place)
 
     @staticmethod
     def zeros(shape, dtype, place):

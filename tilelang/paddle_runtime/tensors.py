@@ -1,7 +1,7 @@
 """Tensor creation: kernel outputs, test-input supply, and the closeness check.
 
-Test inputs are drawn on the target device by Paddle's own random ops
-(``_C_ops.randint``/``uniform``/``gaussian`` with an explicit place), in int64 or
+Test inputs are drawn on the target device by the driver's random draws
+(Paddle's ``_C_ops.randint``/``uniform``/``gaussian`` with an explicit place), in int64 or
 float32, then cast there: those are the dtypes every Paddle build registers
 the random kernels for (the CPU build lacks them for float16, bfloat16, int8,
 bool, uint32, uint64 among others), and the cast kernel covers the rest. So
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 import paddle
-from paddle import _C_ops
 
 from .device import CUDA_BUILD, current_device, current_device_index, device_of
 from .driver import paddle_driver
@@ -51,19 +50,18 @@ def _cast(values, dtype):
 
 def _ints(low: int, high: int, shape, dtype, place):
     """Integers in [low, high) as ``dtype``: drawn in int64 on ``place``, cast there."""
-    return _cast(_C_ops.randint(low, high, shape, paddle.int64, place), dtype)
+    return _cast(_DRIVER.randint(low, high, shape, place), dtype)
 
 
 def _floats(draw, shape, dtype, place):
     return _cast(draw(shape, place), dtype)
 
 
-# seed=0: Paddle's global generator (paddle.seed) for the place.
 _FLOAT_DRAWS = {
-    "Uniform": lambda shape, place: _C_ops.uniform(shape, paddle.float32, -1.0, 1.0, 0, place),
+    "Uniform": lambda shape, place: _DRIVER.uniform(shape, -1.0, 1.0, place),
     # Upstream draws normal_(mean=-1.0, std=1.0); kept for identical distributions.
-    "Normal": lambda shape, place: _C_ops.gaussian(shape, -1.0, 1.0, 0, paddle.float32, place),
-    "Randn": lambda shape, place: _C_ops.gaussian(shape, 0.0, 1.0, 0, paddle.float32, place),
+    "Normal": lambda shape, place: _DRIVER.normal(shape, -1.0, 1.0, place),
+    "Randn": lambda shape, place: _DRIVER.normal(shape, 0.0, 1.0, place),
 }
 
 
@@ -122,7 +120,7 @@ def get_tensor_supply(supply_type=None):
 
 
 def _to_common(a, b):
-    if a.place != b.place:
+    if _DRIVER.gpu_of(a) != _DRIVER.gpu_of(b):
         a, b = a.cpu(), b.cpu()
     if a.dtype != b.dtype or a.dtype not in (paddle.float32, paddle.float64):
         # Compare in float64 (covers float8/bfloat16/unsigned without Paddle's promotion gaps).
@@ -148,8 +146,9 @@ def assert_close(
     """Paddle version of upstream ``torch_assert_close``: allow ``max_mismatched_ratio`` mismatches."""
     if list(tensor_a.shape) != list(tensor_b.shape):
         raise AssertionError(f"The values for attribute 'shape' do not match: {tensor_a.shape} != {tensor_b.shape}.")
-    if check_device and tensor_a.place != tensor_b.place:
-        raise AssertionError(f"The values for attribute 'device' do not match: {tensor_a.place} != {tensor_b.place}.")
+    if check_device and _DRIVER.gpu_of(tensor_a) != _DRIVER.gpu_of(tensor_b):
+        raise AssertionError(f"The values for attribute 'device' do not match: {_DRIVER.place_of(tensor_a)} != "
+                             f"{_DRIVER.place_of(tensor_b)}.")
     if check_dtype and tensor_a.dtype != tensor_b.dtype:
         raise AssertionError(f"The values for attribute 'dtype' do not match: {tensor_a.dtype} != {tensor_b.dtype}.")
     if check_stride and tensor_a.strides != tensor_b.strides:

@@ -23,7 +23,7 @@ from .tensors import empty as _empty
 
 class _DeviceMeta(type):
     def __instancecheck__(cls, obj) -> bool:
-        return isinstance(obj, (DeviceSpec, paddle.device.Device))
+        return isinstance(obj, (DeviceSpec, _DRIVER.device_type))
 
 
 class device(metaclass=_DeviceMeta):  # noqa: N801 - mirrors torch.device

@@ -1,0 +1,65 @@
+"""Only the driver (and seams, bootstrap) asks Paddle about devices, streams, places or allocation.
+
+The launch runtime is run on a real GPU with a stand-in driver; a Paddle call
+made elsewhere would be a part of the protocol that such a run never covers.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+_ROOT = pathlib.Path(__file__).resolve().parents[1] / "tilelang"
+_ALLOWED = {"paddle_runtime/driver.py", "paddle_runtime/seams.py", "paddle_runtime/bootstrap.py"}
+
+# Attribute chains (rooted at a name) that ask Paddle about devices, streams, places or memory.
+_ASKS = (
+    "paddle.CUDAPlace", "paddle.CPUPlace", "paddle.CUDAPinnedPlace", "paddle.is_compiled_with_cuda",
+    "paddle.device", "paddle.set_device", "paddle.get_device", "paddle.empty", "paddle.zeros", "paddle.ones",
+    "paddle.full", "paddle.to_tensor", "paddle.randn", "paddle.rand", "paddle.randint",
+    "_C_ops.empty", "_C_ops.zeros", "_C_ops.full", "_C_ops.randint", "_C_ops.uniform", "_C_ops.gaussian",
+    "core._get_current_stream", "core.get_cuda_current_device_id", "core._set_current_device",
+    "paddle.base.framework._current_expected_place", "framework._current_expected_place_",
+)
+
+
+def _chain(node) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _asks(path: pathlib.Path):
+    tree = ast.parse(path.read_text(), str(path))
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}  # driver.place(i) is the driver's
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            chain = _chain(node)
+            if chain and any(chain == a or chain.startswith(a + ".") for a in _ASKS):
+                yield node.lineno, chain
+            elif node.attr == "place" and isinstance(node.ctx, ast.Load) and id(node) not in called:
+                yield node.lineno, f"{_chain(node) or '...'} (a tensor's place)"
+
+
+def test_only_the_driver_asks_paddle():
+    assert (_ROOT / "paddle_runtime" / "driver.py").is_file(), _ROOT
+    found = []
+    for sub in ("paddle_runtime", "paddle"):
+        for path in sorted((_ROOT / sub).glob("*.py")):
+            rel = f"{sub}/{path.name}"
+            if rel not in _ALLOWED:
+                found += [f"{rel}:{line}: {chain}" for line, chain in _asks(path)]
+    assert not found, "Paddle asked outside driver.py:\n" + "\n".join(found)
+
+
+def test_the_scan_sees_what_it_looks_for():
+    # The check above would pass on an empty tree; the driver itself must show every kind of ask it refuses.
+    seen = [chain for _, chain in _asks(_ROOT / "paddle_runtime" / "driver.py")]
+    assert any(c.startswith("paddle.CUDAPlace") for c in seen), seen
+    assert any(c.startswith("_C_ops.randint") for c in seen), seen
+    assert any("a tensor's place" in c for c in seen), seen
