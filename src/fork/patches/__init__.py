@@ -79,6 +79,8 @@ SERIES = [
     "0032_accept_zero_size_tensors",
     "0033_cache_cython_launcher_lookups",
     "0034_name_dtypes_in_launcher_errors",
+    # The autotuner draws one progress line; per-config latencies go to its log.
+    "0035_one_tuning_progress_line",
 ]
 
 
