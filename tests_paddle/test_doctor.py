@@ -58,33 +58,58 @@ def test_help_and_usage_errors():
     assert proc.returncode == 2 and "unrecognized arguments: --jsn" in proc.stderr
 
 
-def test_doctor_without_paddle(tmp_path):
-    """A fresh venv with no Paddle (and no tilelang on its path): the doctor reports, it does not crash."""
+def _doctor_in_a_bare_venv(tmp_path, extra=None):
+    """Run the doctor in a fresh venv holding only our command's package and metadata (no Paddle, no
+    tilelang), plus ``extra``: {relative path: file text} added to its site directory."""
+    import importlib.metadata as md
+
     import tilelang_paddle
 
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)
-    python = env_dir / "bin" / "python"
-    # Only our command's package and its distribution metadata, as pip installed them.
     site = tmp_path / "site"
     site.mkdir()
-    package = Path(tilelang_paddle.__file__).parent
-    shutil.copytree(package, site / "tilelang_paddle")
-    import importlib.metadata as md
-
+    shutil.copytree(Path(tilelang_paddle.__file__).parent, site / "tilelang_paddle")
     dist = md.distribution("tilelang-paddle")
     dist_info = next(Path(f.locate()).parent for f in dist.files if f.name == "METADATA")
     shutil.copytree(dist_info, site / dist_info.name)
+    for rel, text in (extra or {}).items():
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text(text)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PYTHONPATH"] = str(site)
-    proc = subprocess.run([str(python), "-m", "tilelang_paddle", "doctor"], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=str(tmp_path))
+    proc = subprocess.run([str(env_dir / "bin" / "python"), "-m", "tilelang_paddle", "doctor"], capture_output=True,
+                          text=True, timeout=120, env=env, cwd=str(tmp_path))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr
-    lines = _rows(proc.stdout)
+    return _rows(proc.stdout)
+
+
+def test_doctor_without_paddle(tmp_path):
+    """A fresh venv with no Paddle (and no tilelang on its path): the doctor reports, it does not crash."""
+    import importlib.metadata as md
+
+    lines = _doctor_in_a_bare_venv(tmp_path)
     assert lines["Paddle"].startswith("not installed") and "pip install 'paddlepaddle>=3.3'" in lines["Paddle"]
     assert lines["tilelang-paddle"].startswith(md.version("tilelang-paddle"))
     assert "nvcc" in lines
+
+
+def test_doctor_tells_a_broken_paddle_from_a_missing_one(tmp_path):
+    # What Paddle 3.2 does on Python 3.12 without setuptools: the package is there, its import fails.
+    broken = {"paddle/__init__.py": "raise ModuleNotFoundError(\"No module named 'setuptools'\", name='setuptools')\n"}
+    lines = _doctor_in_a_bare_venv(tmp_path, broken)
+    assert lines["Paddle"].startswith("installed but fails to import: ModuleNotFoundError: No module named 'setuptools'"), lines["Paddle"]
+    assert "paddlepaddle>=3.3" in lines["Paddle"]
+
+
+def test_doctor_names_a_bad_cache_directory(tmp_path):
+    (tmp_path / "afile").write_text("")
+    proc = subprocess.run([EXE, "doctor"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TILELANG_CACHE_DIR": str(tmp_path / "afile")})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    row = _rows(proc.stdout)["import tilelang"]
+    assert "TILELANG_CACHE_DIR=" in row and "afile is a file, not a directory" in row, row
 
 
 @pytest.mark.parametrize("found, ok", [("0.1.11", True), ("0.1.12", True), ("0.1.12.post1", True),
