@@ -16,7 +16,8 @@ SNIPPETS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
 
 
 def test_the_readme_is_short_and_has_its_snippets():
-    assert len(README.splitlines()) <= 250
+    # About 250 lines (issue 22); the timing-and-tuning section (issue 29) took it past that.
+    assert len(README.splitlines()) <= 270
     assert len(SNIPPETS) >= 3
 
 

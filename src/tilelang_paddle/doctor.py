@@ -133,11 +133,22 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="report this install's state on one screen (versions, CUDA, cache)",
                             description="Report this install's state: versions, CUDA runtime, nvcc, kernel cache.")
     doctor.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    bundle = sub.add_parser("bundle", help="compile a job's kernels into a directory that serving loads",
+                            description="Run each MODULE:FUNCTION in a fresh process with a private kernel cache "
+                                        "and write every kernel it compiled into OUT, with a manifest of their "
+                                        "keys and sha256. Serve them with TILELANG_PADDLE_BUNDLE=OUT.")
+    bundle.add_argument("out", metavar="OUT", help="the bundle directory (created; its old entries are kept)")
+    bundle.add_argument("--run", action="append", required=True, metavar="MODULE:FUNCTION",
+                        help="a function that compiles (and may call) kernels; repeatable")
     return parser
 
 
 def main(argv: list[str] | None = None, prog: str = "tilelang-paddle") -> int:
     args = _parser(prog).parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == "bundle":
+        from .bundle import build
+
+        return build(args.out, args.run)
     rows, ok = report()
     if args.json:
         print(json.dumps({"ok": ok, **dict(rows)}, indent=2))

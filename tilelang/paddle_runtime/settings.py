@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import os
 
 #: Path of the libcudart to preload ahead of every other candidate (see :mod:`.preload`).
@@ -52,5 +53,10 @@ def op_cache(environ=os.environ) -> str:
 LOCK_TIMEOUT = "TILELANG_PADDLE_LOCK_TIMEOUT"
 
 
+#: A timeout set for the current thread/context by :func:`tilelang.paddle.prewarm`, ahead of the variable.
+LOCK_TIMEOUT_OVERRIDE: contextvars.ContextVar[float | None] = contextvars.ContextVar("tlp_lock_timeout", default=None)
+
+
 def lock_timeout(environ=os.environ) -> float:
-    return float(environ.get(LOCK_TIMEOUT) or 900)
+    override = LOCK_TIMEOUT_OVERRIDE.get()
+    return override if override is not None else float(environ.get(LOCK_TIMEOUT) or 900)

@@ -81,6 +81,12 @@ SERIES = [
     "0034_name_dtypes_in_launcher_errors",
     # The autotuner draws one progress line; per-config latencies go to its log.
     "0035_one_tuning_progress_line",
+    # The kernel cache key names the toolchain: tvm-ffi, the host C++ compiler, nvcc or NVRTC.
+    "0036_key_kernel_cache_by_toolchain",
+    # Read-only kernel bundles (TILELANG_PADDLE_BUNDLE) before the writable cache.
+    "0037_serve_kernels_from_bundles",
+    # The CUDA binary cache key names nvcc too.
+    "0038_key_cuda_binaries_by_nvcc",
 ]
 
 

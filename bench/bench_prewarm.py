@@ -1,0 +1,95 @@
+"""Prewarm across ranks: K kernels on R processes, each rank compiling all in turn vs tilelang.paddle.prewarm.
+
+    python bench/bench_prewarm.py [--kernels 8] [--ranks 1 2 4]
+
+Every run starts R processes at once on one empty ``TILELANG_CACHE_DIR`` (as
+the ranks of ``paddle.distributed.launch`` on one node), each importing Paddle
+and tilelang and then getting the same K distinct CPU kernels:
+
+- ``serial``: each rank calls the K builds in the same order (what a job does
+  without prewarm; the cache's lock makes each kernel compile once, but the
+  ranks wait for each other kernel by kernel);
+- ``prewarm``: ``prewarm(builds)``, rank r compiling ``builds[r::R]`` first.
+
+Printed: wall time from the start to the last process's exit, the same with
+every kernel already cached (``warm``), and per kernel of a warm prewarm.
+Target (issue 28): 2 ranks' prewarm <= 0.6x of one process compiling all.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+WORKER = '''
+import sys, time
+import numpy as np, paddle
+import tilelang
+import tilelang.language as T
+from tilelang.paddle import prewarm
+
+def kernel(c):
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(4, 4) as (bx, by):
+            acc = T.alloc_local((16, 16), "float32")
+            for i, j in T.grid(16, 16):
+                acc[i, j] = c
+            for k in T.serial(64):
+                for i, j in T.grid(16, 16):
+                    acc[i, j] += A[by * 16 + i, k] * B[k, bx * 16 + j]
+            for i, j in T.grid(16, 16):
+                C[by * 16 + i, bx * 16 + j] = acc[i, j]
+    return main
+
+builds = [lambda c=c: tilelang.compile(kernel(float(c)), out_idx=[2], target="c", execution_backend="cython")
+          for c in range(int(sys.argv[1]))]
+start = time.perf_counter()
+kernels = prewarm(builds, progress=False) if sys.argv[2] == "prewarm" else [b() for b in builds]
+print("kernels_s", time.perf_counter() - start)
+a = np.ones((64, 64), "float32")
+for c, k in enumerate(kernels):
+    assert float(k(paddle.to_tensor(a), paddle.to_tensor(a)).numpy()[0, 0]) == 64 + c
+'''
+
+
+def run(script, cache, kernels, ranks, mode):
+    env = {**os.environ, "TILELANG_CACHE_DIR": cache, "PADDLE_TRAINERS_NUM": str(ranks)}
+    start = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, script, str(kernels), mode], env={**env, "PADDLE_TRAINER_ID": str(r)},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(ranks)]
+    outs = [p.communicate() for p in procs]
+    wall = time.perf_counter() - start
+    for p, (out, err) in zip(procs, outs):
+        if p.returncode:
+            raise SystemExit(f"a rank failed:\n{out}\n{err[-3000:]}")
+    return wall, max(float(ln.split()[1]) for out, _ in outs for ln in out.splitlines() if ln.startswith("kernels_s"))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kernels", type=int, default=8, help="distinct kernels (default: 8)")
+    parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4], help="process counts (default: 1 2 4)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "worker.py")
+        with open(script, "w") as f:
+            f.write(textwrap.dedent(WORKER))
+        print(f"{args.kernels} kernels; wall s from start to the last exit (kernel phase s in brackets)")
+        print(f"{'ranks':>5} {'mode':>8} {'cold':>14} {'warm':>14} {'warm per kernel':>16}")
+        base = None
+        for ranks in args.ranks:
+            for mode in ("serial", "prewarm"):
+                cache = os.path.join(tmp, f"kc-{ranks}-{mode}")
+                cold, cold_k = run(script, cache, args.kernels, ranks, mode)
+                warm, warm_k = run(script, cache, args.kernels, ranks, mode)
+                base = cold if base is None else base
+                print(f"{ranks:>5} {mode:>8} {cold:>7.1f} ({cold_k:4.1f}) {warm:>7.1f} ({warm_k:4.1f}) "
+                      f"{1000 * warm_k / args.kernels:>13.1f} ms   cold {cold / base:.2f}x of 1 rank serial")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""Kernel bundles: compiled once by `tilelang-paddle bundle`, served where no compiler works (real processes).
+
+The serving processes get compilers that are stubs: a C++ compiler and an nvcc
+that log every call and fail, and an empty writable cache. A compile would
+show in the log and fail; a bundle hit needs neither.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import run_python
+
+JOB = '''
+import numpy as np, paddle
+import tilelang
+import tilelang.language as T
+
+n = T.dynamic("n")
+
+@tilelang.jit(out_idx=[1], target="c", execution_backend="cython")
+def scale(c: float):
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            for i in T.serial(n):
+                B[i] = A[i] * c
+    return main
+
+@T.prim_func
+def shift(A: T.Tensor((40,), "float32"), B: T.Tensor((40,), "float32")):
+    with T.Kernel(1, threads=1) as _:
+        for i in T.serial(40):
+            B[i] = A[i] + 7.0
+
+def kernels():
+    return [scale(2.0), scale(3.0), tilelang.compile(shift, out_idx=[1], target="c", execution_backend="cython")]
+
+def check():
+    rng = np.random.default_rng(11)
+    two, three, seven = kernels()
+    for size in (1, 40, 333):
+        a = rng.standard_normal(size).astype("float32")
+        np.testing.assert_allclose(two(paddle.to_tensor(a)).numpy(), a * 2, rtol=1e-6)
+        np.testing.assert_allclose(three(paddle.to_tensor(a)).numpy(), a * 3, rtol=1e-6)
+    a = rng.standard_normal(40).astype("float32")
+    np.testing.assert_allclose(seven(paddle.to_tensor(a)).numpy(), a + 7, rtol=1e-6)
+    print("checked")
+
+def other():
+    scale(5.0)
+'''
+
+EXE = shutil.which("tilelang-paddle") or str(Path(sys.executable).parent / "tilelang-paddle")
+
+
+def _stub(path: Path, log: Path) -> str:
+    path.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\nexit 1\n")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return str(path)
+
+
+def _digest(root: Path) -> dict:
+    return {str(p.relative_to(root)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    work = tmp_path_factory.mktemp("bundle")
+    (work / "job.py").write_text(textwrap.dedent(JOB))
+    out = work / "out"
+    proc = subprocess.run([EXE, "bundle", str(out), "--run", "job:kernels"], cwd=str(work), capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "TILELANG_CACHE_DIR": str(work / "unused")})
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "3 kernel(s) (3 new" in proc.stdout, proc.stdout
+    assert not (work / "unused").exists() or not list((work / "unused").rglob("kernel_lib.so"))  # a private cache
+    return work, out
+
+
+def _serve(work, out, tmp_path, what="check", extra=None):
+    log = tmp_path / "compilers.log"
+    cuda = tmp_path / "cuda" / "bin"
+    cuda.mkdir(parents=True, exist_ok=True)
+    env = {"TILELANG_PADDLE_BUNDLE": str(out), "TILELANG_CACHE_DIR": str(tmp_path / "empty"),
+           "CXX": _stub(tmp_path / "c++", log), "CUDA_HOME": str(tmp_path / "cuda"), **(extra or {})}
+    _stub(cuda / "nvcc", log)
+    code = f"import sys; sys.path.insert(0, {str(work)!r}); import job; job.{what}()"
+    return run_python(code, env=env, timeout=300), log
+
+
+def test_served_with_failing_compilers_zero_compiles_bundle_untouched(bundle, tmp_path):
+    work, out = bundle
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["format"] == 1 and len(manifest["entries"]) == 3
+    before = _digest(out)
+    proc, log = _serve(work, out, tmp_path)
+    assert proc.returncode == 0 and "checked" in proc.stdout, proc.stdout + proc.stderr[-3000:]
+    calls = [ln for ln in (log.read_text().splitlines() if log.exists() else []) if ln.strip() != "--version"]
+    assert calls == [], calls                                  # nothing compiled
+    assert _digest(out) == before                              # the bundle untouched
+    assert not list((tmp_path / "empty").rglob("kernel_lib.so"))
+
+
+def test_a_corrupt_entry_is_not_loaded(bundle, tmp_path):
+    work, out = bundle
+    broken = tmp_path / "broken"
+    shutil.copytree(out, broken)
+    lib = next(broken.rglob("kernel_lib.so"))
+    data = bytearray(lib.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    lib.write_bytes(bytes(data))
+    # With a real compiler, the corrupt entry's kernel is compiled instead, and all results are right.
+    proc, _ = _serve(work, broken, tmp_path, extra={"CXX": shutil.which("g++") or "g++",
+                                                     "CUDA_HOME": os.environ.get("CUDA_HOME", "/usr/local/cuda")})
+    assert proc.returncode == 0 and "checked" in proc.stdout, proc.stdout + proc.stderr[-3000:]
+    assert f"{lib} does not match its sha256 in the manifest" in proc.stdout + proc.stderr, proc.stdout[-3000:]
+    assert len(list((tmp_path / "empty").rglob("kernel_lib.so"))) == 1   # only that one compiled
+
+
+def test_a_kernel_missing_from_the_bundle_without_a_compiler_is_named(bundle, tmp_path):
+    work, out = bundle
+    proc, _ = _serve(work, out, tmp_path, what="other", extra={"CXX": str(tmp_path / "no-such-compiler")})
+    assert proc.returncode != 0
+    err = proc.stderr
+    assert "kernel main is in no bundle of TILELANG_PADDLE_BUNDLE=" in err, err[-3000:]
+    assert "this machine cannot compile it (no C++ compiler" in err, err[-3000:]
+    assert "differ in func:" in err and "The bundles hold kernels for: c" in err, err[-3000:]
+
+
+def test_bundle_command_usage_errors(tmp_path):
+    proc = subprocess.run([EXE, "bundle", str(tmp_path / "o"), "--run", "nocolon"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode != 0 and "--run expects MODULE:FUNCTION, got 'nocolon'" in proc.stderr + proc.stdout
+    proc = subprocess.run([EXE, "bundle", str(tmp_path / "o")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "--run" in proc.stderr

@@ -1,0 +1,142 @@
+"""tilelang.paddle.prewarm: ranks split the compiles, each kernel is compiled once, results in order.
+
+Real processes on one shared cache; the C++ compiler is a wrapper that logs each
+call with the rank that made it, so a compile is seen where it happens.
+"""
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from conftest import run_python
+
+SCRIPT = """
+import sys
+import numpy as np, paddle
+import tilelang
+import tilelang.language as T
+from tilelang.paddle import prewarm
+
+def plus(c):
+    @T.prim_func
+    def main(A: T.Tensor((32,), "float32"), B: T.Tensor((32,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            for i in T.serial(32):
+                B[i] = A[i] + c
+    return main
+
+def build(c):
+    return lambda: tilelang.compile(plus(float(c)), out_idx=[1], target="c", execution_backend="cython")
+
+COUNT = int(sys.argv[1])
+TIMEOUT = float(sys.argv[2]) if len(sys.argv) > 2 else None
+kernels = prewarm([build(c) for c in range(COUNT)], timeout=TIMEOUT)
+a = np.random.default_rng(5).standard_normal(32).astype("float32")
+for c, k in enumerate(kernels):
+    np.testing.assert_allclose(k(paddle.to_tensor(a)).numpy(), a + c, rtol=1e-6)
+print("prewarmed", len(kernels))
+"""
+
+
+def _cxx(tmp_path, log, hang_rank=None):
+    real = shutil.which("g++")
+    if real is None:
+        pytest.skip("needs g++ on PATH")
+    wrapper = tmp_path / "g++"
+    hang = f'if [ "$PADDLE_TRAINER_ID" = "{hang_rank}" ]; then sleep 60; fi\n' if hang_rank is not None else ""
+    wrapper.write_text(f"""#!/bin/sh
+if [ "$1" = "--version" ]; then exec {real} "$@"; fi
+echo "$PADDLE_TRAINER_ID" >> {log}
+{hang}exec {real} "$@"
+""")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    return str(wrapper)
+
+
+def _ranks(tmp_path, env, world, args, timeout=300):
+    script = tmp_path / "job.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    procs = [subprocess.Popen([sys.executable, str(script), *args], cwd=str(tmp_path), text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env={**os.environ, **env, "PADDLE_TRAINER_ID": str(r), "PADDLE_TRAINERS_NUM": str(world)})
+             for r in range(world)]
+    return [(p.returncode, *p.communicate(timeout=timeout)) for p in procs]
+
+
+def test_two_ranks_split_six_kernels_and_compile_each_once(tmp_path):
+    log = tmp_path / "cxx.log"
+    env = {"TILELANG_CACHE_DIR": str(tmp_path / "kc"), "CXX": _cxx(tmp_path, log)}
+    # One kernel alone, to learn how many compiler calls one compile makes.
+    single = run_python(SCRIPT.replace("sys.argv[1]", "'1'"), env={**env, "PADDLE_TRAINER_ID": "0",
+                                                                  "TILELANG_CACHE_DIR": str(tmp_path / "kc1")})
+    assert single.returncode == 0, single.stderr[-3000:]
+    per_kernel = len(log.read_text().split())
+    assert per_kernel >= 1
+    log.unlink()
+
+    results = _ranks(tmp_path, env, 2, ["6"])
+    for rank, (_, out, err) in enumerate(results):
+        assert "prewarmed 6" in out, f"rank {rank}:\n{out}\n{err[-3000:]}"
+    calls = log.read_text().split()
+    assert len(calls) == 6 * per_kernel, calls                          # each kernel compiled once
+    assert calls.count("0") == calls.count("1") == 3 * per_kernel, calls  # three by each rank
+    progress = [ln for ln in results[0][2].splitlines() if ln.startswith("prewarm [")]
+    assert len(progress) == 6 and progress[-1].startswith("prewarm [6/6]"), results[0][2][-2000:]
+    assert not any(ln.startswith("prewarm [") for ln in results[1][2].splitlines())   # rank 0's console only
+
+    log.unlink()
+    again = _ranks(tmp_path, env, 2, ["6"])                              # a restart: all from the cache
+    assert all("prewarmed 6" in out for _, out, _ in again)
+    assert not log.exists(), log.read_text()
+
+
+def test_a_rank_waiting_too_long_names_the_kernel_and_its_owner(tmp_path):
+    log = tmp_path / "cxx.log"
+    env = {"TILELANG_CACHE_DIR": str(tmp_path / "kc"), "CXX": _cxx(tmp_path, log, hang_rank=0)}
+    script = tmp_path / "job.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    # Rank 0's compiler hangs inside its first compile (builds[0]); rank 1 does its share, then waits for it.
+    hung = subprocess.Popen([sys.executable, str(script), "2"], cwd=str(tmp_path), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True,
+                            env={**os.environ, **env, "PADDLE_TRAINER_ID": "0", "PADDLE_TRAINERS_NUM": "2"})
+    try:
+        deadline = time.monotonic() + 120
+        while not (log.exists() and "0" in log.read_text().split()):   # rank 0 is in its compile, holding the lock
+            assert hung.poll() is None and time.monotonic() < deadline, "rank 0 never reached its compile"
+            time.sleep(0.2)
+        proc = subprocess.run([sys.executable, str(script), "2", "4"], cwd=str(tmp_path), capture_output=True,
+                              text=True, timeout=300,
+                              env={**os.environ, **env, "PADDLE_TRAINER_ID": "1", "PADDLE_TRAINERS_NUM": "2"})
+    finally:
+        os.killpg(hung.pid, signal.SIGKILL)   # rank 0 and its sleeping compiler
+        hung.wait()
+    assert proc.returncode != 0, proc.stdout
+    assert "TimeoutError: prewarm: rank 1 waited too long for builds[0]" in proc.stderr, proc.stderr[-3000:]
+    assert "which rank 0 of 2 compiles" in proc.stderr and "held by process" in proc.stderr, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"rank": 2, "world_size": 2}, "prewarm: rank must be an int in [0, 2), got 2"),
+    ({"rank": 0, "world_size": 0}, "prewarm: world_size must be an int >= 1, got 0"),
+    ({"timeout": -1}, "prewarm: timeout must be a number of seconds > 0, got -1"),
+])
+def test_bad_arguments_are_named(tilelang_mod, kwargs, message):
+    from tilelang.paddle import prewarm
+
+    with pytest.raises(ValueError) as info:
+        prewarm([lambda: None], **kwargs)
+    assert str(info.value) == message
+
+
+def test_a_build_that_is_not_callable_is_named(tilelang_mod):
+    from tilelang.paddle import prewarm
+
+    with pytest.raises(TypeError, match=r"prewarm: builds\[1\] must be a callable that compiles one kernel, got int"):
+        prewarm([lambda: None, 3])
