@@ -76,7 +76,7 @@ def test_bump_names_the_drifted_patches_and_leaves_the_repo_alone(bumped):
     assert drifted == {"0003_route_device_utils", "0005_route_cython_adapter_devices",
                        "0006_launch_protocol_in_cython_launcher", "0009_shim_torch_profiler_bench",
                        "0013_route_profiler_timing", "0022_check_symbolic_sizes",
-                       "0023_key_kernel_cache_by_build"}
+                       "0023_key_kernel_cache_by_build", "0038_key_cuda_binaries_by_nvcc"}
     total = len(load_series())
     assert f"{total - len(drifted)} of {total} patches apply" in proc.stdout
     assert repo_untouched
