@@ -177,12 +177,12 @@ def _refuse(key_data: dict, name: str, roots: tuple, missing: str) -> None:
 
 def load(cache, key: str, func, backend_context, out_idx, pass_configs, compile_flags):
     """The kernel from the first bundle that holds ``key``'s kernel intact, or None (patch 0037)."""
+    roots = bundle_dirs()
     key_data = _toolchain.LAST_KEY_DATA.get()
-    if key_data is None:
-        return None
+    if key_data is None or not (roots or os.environ.get(RECORD)):
+        return None  # no bundle in use: nothing to compute
     pkey = portable_key(key_data)
     _record(key, pkey, key_data, func)
-    roots = bundle_dirs()
     if not roots:
         return None
     for root in roots:
