@@ -15,7 +15,7 @@ from conftest import ROOT
 
 from src.fork.bump import FRAMEWORK, _split_extra, upstream_metadata, upstream_requirements
 from src.fork.patches import load_series
-from src.fork.pin import find_wheel, sha256_of
+from src.fork.pin import find_wheel, sha256_file
 
 OLD = "0.1.14"
 
@@ -51,7 +51,7 @@ def test_bump_writes_pin_and_version(bumped):
     copy, proc, _ = bumped
     wheel, arm = find_wheel(OLD), find_wheel(OLD, "aarch64")  # upstream publishes both machines
     pin = tomllib.loads((copy / "3rdparty" / "upstream.toml").read_text())
-    assert pin == {"version": OLD, "wheels": {wheel.name: sha256_of(wheel), arm.name: sha256_of(arm)}}
+    assert pin == {"version": OLD, "wheels": {wheel.name: sha256_file(wheel), arm.name: sha256_file(arm)}}
     assert arm.name.endswith("_aarch64.whl") and wheel.name.endswith("_x86_64.whl")
     project = tomllib.loads((copy / "pyproject.toml").read_text())["project"]
     assert project["version"] == f"{OLD}.post1"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-from .pin import PinError, find_wheel, sha256_of
+from .pin import PinError, find_wheel, sha256_file
 
 # Packages of the framework upstream runs on; Paddle replaces them.
 FRAMEWORK = frozenset({"torch", "torch-c-dlpack-ext"})
@@ -118,10 +118,10 @@ def bump(version: str, root: Path) -> Path:
     if meta["Version"] != version:
         raise BumpError(f"{wheel} is tilelang {meta['Version']}, not {version}")
     pin_file, pyproject = root / "3rdparty" / "upstream.toml", root / "pyproject.toml"
-    wheels = {wheel.name: sha256_of(wheel)}
+    wheels = {wheel.name: sha256_file(wheel)}
     try:  # the aarch64 wheel too, when upstream published one for this version
         arm = find_wheel(version, "aarch64")
-        wheels[arm.name] = sha256_of(arm)
+        wheels[arm.name] = sha256_file(arm)
     except PinError:
         pass
     new_pin = rewrite_pin(pin_file.read_text(), version, wheels)

@@ -16,7 +16,6 @@ cross-built wheel); the cache holds both and is searched by machine.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -27,6 +26,8 @@ except ModuleNotFoundError:  # Python 3.10: the same parser as a package (a buil
     import tomli as tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..tilelang_paddle.bundle import sha256_file  # one file hash for the pin, bundles and op caches
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PIN_FILE = REPO_ROOT / "3rdparty" / "upstream.toml"
@@ -50,14 +51,6 @@ class Pin:
     def load(cls, path: Path = PIN_FILE) -> Pin:
         data = tomllib.loads(path.read_text())
         return cls(version=data["version"], wheels=dict(data["wheels"]))
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def cache_dir() -> Path:
@@ -113,7 +106,7 @@ def verified_wheel(pin: Pin | None = None, machine: str = HOST_MACHINE) -> Path:
     if expected is None:
         raise PinError(f"no sha256 pinned for {name} in {PIN_FILE}; pinned wheels: {sorted(pin.wheels)}. "
                        f"Add its hash there after checking where it came from.")
-    actual = sha256_of(wheel)
+    actual = sha256_file(wheel)
     if actual != expected:
         raise PinError(f"sha256 mismatch for upstream wheel {wheel}:\n  expected {expected} (pinned in {PIN_FILE})\n"
                        f"  actual   {actual}\nThe file is not the pinned upstream release; refusing to build. "

@@ -93,9 +93,11 @@ def report() -> tuple[list[tuple[str, str]], bool]:
             rows.append(("Paddle", f"not installed ({_first_line(exc)}); install it: {PADDLE_HINT}"))
         rows.append(("nvcc", _nvcc(os.environ.get("CUDA_HOME"))))
         return rows, False
-    cuda_build = bool(paddle.is_compiled_with_cuda())
-    gpus = paddle.device.cuda.device_count() if cuda_build else 0
-    build = f"GPU build, CUDA {paddle.version.cuda()}, {gpus} GPU(s) visible" if cuda_build else "CPU-only build"
+    # Build metadata only (paddle/version/__init__.py: cuda() is "False" on CPU builds); the devices are asked
+    # through tilelang's driver below, once tilelang imports.
+    cuda = str(paddle.version.cuda())
+    build = "CPU-only build" if cuda == "False" else f"GPU build, CUDA {cuda}"
+    paddle_row = len(rows)
     rows.append(("Paddle", f"{paddle.__version__} ({build})"))
     try:
         import tilelang
@@ -105,6 +107,10 @@ def report() -> tuple[list[tuple[str, str]], bool]:
         rows.append(("import tilelang", f"FAILED: {_first_line(exc)}"))
         rows.append(("nvcc", _nvcc(os.environ.get("CUDA_HOME"))))
         return rows, False
+    if cuda != "False":
+        from tilelang.paddle_runtime.driver import paddle_driver
+
+        rows[paddle_row] = ("Paddle", f"{paddle.__version__} ({build}, {paddle_driver().device_count()} GPU(s) visible)")
     rows[0] = ("tilelang-paddle", f"{tilelang.__version__} (upstream tilelang {tilelang.__version__.split('.post')[0]}) "
                                   f"at {os.path.dirname(tilelang.__file__)}")
     r = preload.last_result()

@@ -49,18 +49,11 @@ import tempfile
 from pathlib import Path
 
 from tilelang.paddle_runtime.file_lock import UNWRITABLE, FileLock
+from tilelang_paddle.bundle import sha256_file
 
 logger = logging.getLogger("tilelang.paddle")
 
 MANIFEST = "tilelang_op.json"
-
-
-def sha256_file(path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def kernel_identity(kernel) -> str:

@@ -72,9 +72,8 @@ def device_of(obj) -> DeviceSpec:
         return _spec(obj)
     if isinstance(obj, driver.place_type):
         return _spec(driver.gpu_of_place(obj))
-    place = getattr(obj, "place", None)
-    if place is not None:
-        return _spec(driver.gpu_of_place(place))
+    if hasattr(obj, "place"):  # any other object that carries a place; the driver reads it
+        return _spec(driver.gpu_of(obj))
     if obj is None:
         return current_device()
     return expected_device(str(obj))
