@@ -58,8 +58,21 @@ GEMM_LARGE = dict(block_M=128, block_N=256, block_K=64, stages=3, threads=256, s
 GEMM_SMALL = dict(block_M=64, block_N=128, block_K=128, stages=3, threads=128, swizzle=0)
 
 
-def gemm_config(M, N) -> dict:
-    """The Hopper tile configuration for an M x N output: large tiles once there are >= 128 of them (~1 wave)."""
+# Decode shapes (M <= 16 rows, e.g. one token per sequence): the work is streaming B once, so the tile is 16
+# rows (one MMA tile, the padding is at most 15 rows of A) by a narrow column panel, for enough blocks to keep
+# the whole GPU reading, with deep K slices in flight. Timed on an H200 at M = 16 (docs/performance.md,
+# "Decode-shaped GEMM"): long K takes 32 columns and 512-deep slices, short K (<= 2048, few slices) 64 columns.
+GEMM_DECODE_LONG_K = dict(block_M=16, block_N=32, block_K=512, stages=3, threads=128, swizzle=0)
+GEMM_DECODE_SHORT_K = dict(block_M=16, block_N=64, block_K=256, stages=4, threads=128, swizzle=0)
+
+
+def gemm_config(M, N, K=None) -> dict:
+    """The Hopper tile configuration for an M x N (x K) output.
+
+    M <= 16 (a static int): the decode schedule; otherwise large tiles once there are >= 128 of them (~1 wave).
+    """
+    if isinstance(M, int) and M <= 16 and K is not None:
+        return GEMM_DECODE_SHORT_K if K <= 2048 else GEMM_DECODE_LONG_K
     tiles = -(-M // GEMM_LARGE["block_M"]) * -(-N // GEMM_LARGE["block_N"])
     return GEMM_LARGE if tiles >= 128 else GEMM_SMALL
 
@@ -85,7 +98,8 @@ def gemm_cuda(M, N, K, block_M=None, block_N=None, block_K=None, dtype="float16"
               stages=None, threads=None, swizzle=None, pdl=None):
     """Tiled GEMM for NVIDIA GPUs: tiles staged in shared memory, accumulated in registers.
 
-    Tile parameters left as None come from :func:`gemm_config` (Hopper-tuned).
+    Tile parameters left as None come from :func:`gemm_config` (Hopper-tuned; a 16-row
+    decode schedule for M <= 16).
     ``swizzle`` > 0 launches the tiles in panels of that many columns
     (``T.use_swizzle``), so neighbouring blocks share their A and B tiles in L2.
     The finished tile goes through shared memory on its way out, so it leaves in
@@ -98,7 +112,7 @@ def gemm_cuda(M, N, K, block_M=None, block_N=None, block_K=None, dtype="float16"
     does (0.95-0.96x -> 1.02-1.03x cuBLAS at 1024^3 back to back on an H200).
     Any M, N, K: ``T.copy`` masks the partial tiles at the edges.
     """
-    config = gemm_config(M, N)
+    config = gemm_config(M, N, K)
     block_M = config["block_M"] if block_M is None else block_M
     block_N = config["block_N"] if block_N is None else block_N
     block_K = config["block_K"] if block_K is None else block_K
@@ -122,8 +136,11 @@ def gemm_cuda(M, N, K, block_M=None, block_N=None, block_K=None, dtype="float16"
                 T.copy(A[by * block_M, ko * block_K], A_shared)
                 T.copy(B[ko * block_K, bx * block_N], B_shared)
                 T.gemm(A_shared, B_shared, C_local)
-            T.copy(C_local, C_shared)
-            T.copy(C_shared, C[by * block_M, bx * block_N])
+            if block_M <= 16:  # a decode tile's few rows go straight out: staging them costs more than it saves
+                T.copy(C_local, C[by * block_M, bx * block_N])
+            else:
+                T.copy(C_local, C_shared)
+                T.copy(C_shared, C[by * block_M, bx * block_N])
 
     return main
 

@@ -167,13 +167,19 @@ def _cuda_programs():
         "flash-attention causal seq 1000 d128": (flash_attention_fwd(2, 3, 1000, 128, causal=True), [3]),
         "softmax cols 1000": (softmax_cuda(1000), [1]),
         "rmsnorm hidden 4097": (rmsnorm_cuda(4097), [2]),
+        # Decode shapes (M <= 16): the 16-row schedule, long K and short K, and an odd size.
+        "gemm decode fp16 1x4096x4096": (gemm_cuda(1, 4096, 4096, dtype="float16", pdl=True), [2]),
+        "gemm decode bf16 16x2048x7168": (gemm_cuda(16, 2048, 7168, dtype="bfloat16", pdl=True), [2]),
+        "gemm decode fp16 8x7168x2048": (gemm_cuda(8, 7168, 2048, dtype="float16", pdl=True), [2]),
+        "gemm decode bf16 3x4095x1000": (gemm_cuda(3, 4095, 1000, dtype="bfloat16", pdl=True), [2]),
     }
 
 
 CUDA_PROGRAMS = ["rmsnorm", "softmax", "gemm fp16", "gemm bf16", "train_mlp gemm", "flash-attention",
                  "flash-attention causal", "gemm fp16 1000x1030x999", "gemm bf16 4095x4097x4093",
                  "flash-attention seq 77", "flash-attention causal seq 1000 d128", "softmax cols 1000",
-                 "rmsnorm hidden 4097"]
+                 "rmsnorm hidden 4097", "gemm decode fp16 1x4096x4096", "gemm decode bf16 16x2048x7168",
+                 "gemm decode fp16 8x7168x2048", "gemm decode bf16 3x4095x1000"]
 
 
 @needs_nvcc
