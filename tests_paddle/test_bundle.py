@@ -57,6 +57,22 @@ def check():
 
 def other():
     scale(5.0)
+
+@tilelang.jit(out_idx=[1], target="c", execution_backend="cython")
+def triple():
+    @T.prim_func
+    def main(A: T.Tensor((16,), "float32"), B: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            for i in T.serial(16):
+                B[i] = A[i] * 3.0
+    return main
+
+def op_job():
+    from tilelang.paddle import custom_op
+    op = custom_op(triple(), name="tl_bundle_triple")
+    a = np.random.default_rng(5).standard_normal(16).astype("float32")
+    np.testing.assert_allclose(op(paddle.to_tensor(a)).numpy(), a * 3, rtol=1e-6)
+    print("op checked", op.library)
 '''
 
 EXE = shutil.which("tilelang-paddle") or str(Path(sys.executable).parent / "tilelang-paddle")
@@ -78,10 +94,13 @@ def bundle(tmp_path_factory):
     work = tmp_path_factory.mktemp("bundle")
     (work / "job.py").write_text(textwrap.dedent(JOB))
     out = work / "out"
-    proc = subprocess.run([EXE, "bundle", str(out), "--run", "job:kernels"], cwd=str(work), capture_output=True,
-                          text=True, timeout=600, env={**os.environ, "TILELANG_CACHE_DIR": str(work / "unused")})
+    proc = subprocess.run([EXE, "bundle", str(out), "--run", "job:kernels", "--run", "job:op_job"], cwd=str(work),
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "TILELANG_CACHE_DIR": str(work / "unused"),
+                               "TILELANG_PADDLE_OP_CACHE": str(work / "unused-ops")})
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert "3 kernel(s) (3 new" in proc.stdout, proc.stdout
+    assert "4 kernel(s) (4 new" in proc.stdout and "1 custom operator(s) copied" in proc.stdout, proc.stdout
+    assert not (work / "unused-ops").exists()                   # the op was built in a private cache too
     assert not (work / "unused").exists() or not list((work / "unused").rglob("kernel_lib.so"))  # a private cache
     return work, out
 
@@ -100,7 +119,7 @@ def _serve(work, out, tmp_path, what="check", extra=None):
 def test_served_with_failing_compilers_zero_compiles_bundle_untouched(bundle, tmp_path):
     work, out = bundle
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["format"] == 1 and len(manifest["entries"]) == 3
+    assert manifest["format"] == 1 and len(manifest["entries"]) == 4
     before = _digest(out)
     proc, log = _serve(work, out, tmp_path)
     assert proc.returncode == 0 and "checked" in proc.stdout, proc.stdout + proc.stderr[-3000:]
@@ -108,6 +127,19 @@ def test_served_with_failing_compilers_zero_compiles_bundle_untouched(bundle, tm
     assert calls == [], calls                                  # nothing compiled
     assert _digest(out) == before                              # the bundle untouched
     assert not list((tmp_path / "empty").rglob("kernel_lib.so"))
+
+
+def test_a_custom_op_is_served_from_the_bundle_with_failing_compilers(bundle, tmp_path):
+    work, out = bundle
+    before = _digest(out)
+    proc, log = _serve(work, out, tmp_path, what="op_job", extra={"TILELANG_PADDLE_OP_CACHE": str(tmp_path / "ops")})
+    assert proc.returncode == 0 and "op checked" in proc.stdout, proc.stdout + proc.stderr[-3000:]
+    library = proc.stdout.split("op checked", 1)[1].split()[0]
+    assert library.startswith(str(out / "ops" / "tl_bundle_triple-")), library     # loaded from the bundle
+    calls = [ln for ln in (log.read_text().splitlines() if log.exists() else []) if ln.strip() != "--version"]
+    assert calls == [], calls
+    assert _digest(out) == before
+    assert not (tmp_path / "ops").exists()                                        # nothing built or written
 
 
 def test_a_corrupt_entry_is_not_loaded(bundle, tmp_path):

@@ -9,7 +9,10 @@ Afterwards each recorded kernel's cache entry is copied to
 name, key fields (target and arch, backend, versions, toolchain) and every
 file's sha256, and for the bundle the versions it was made with. The manifest
 is written last, replacing any earlier one; entries already in ``OUT`` are kept.
-Serving reads it with ``TILELANG_PADDLE_BUNDLE=OUT`` (tilelang/paddle_runtime/bundle.py).
+Operators ``tilelang.paddle.custom_op`` builds in its default op cache (no
+``directory=``) are built into a private one too and copied whole to
+``OUT/ops/<op>-<digest>/``. Serving reads it all with ``TILELANG_PADDLE_BUNDLE=OUT``
+(tilelang/paddle_runtime/bundle.py for kernels, ``custom_op`` for operators).
 """
 
 from __future__ import annotations
@@ -53,12 +56,12 @@ def target_text(target) -> str:
     return " ".join(str(p) for p in (data.get("kind", "?"), data.get("arch")) if p)
 
 
-def _run(spec: str, cache: str, record: str) -> None:
+def _run(spec: str, cache: str, record: str, ops: str) -> None:
     module, sep, function = spec.partition(":")
     if not (sep and module and function):
         raise SystemExit(f"tilelang-paddle bundle: --run expects MODULE:FUNCTION, got {spec!r}")
     env = {k: v for k, v in os.environ.items() if k != "TILELANG_PADDLE_BUNDLE"}
-    env.update({"TILELANG_CACHE_DIR": cache, "TILELANG_PADDLE_BUNDLE_RECORD": record})
+    env.update({"TILELANG_CACHE_DIR": cache, "TILELANG_PADDLE_BUNDLE_RECORD": record, "TILELANG_PADDLE_OP_CACHE": ops})
     # The runner runs in the current directory, which is first on its path (python -c), as for `python -m`.
     proc = subprocess.run([sys.executable, "-c", _RUNNER, spec], env=env)
     if proc.returncode:
@@ -73,13 +76,30 @@ def _entry_dir(cache: str, key: str) -> str | None:
     return None
 
 
+def _copy_ops(ops: str, dst_root: str) -> list:
+    """Every complete operator directory the runs built under the default op cache (``custom_op`` without
+    ``directory=``), copied to ``OUT/ops/<op>-<digest>/`` with its manifest; lock files are left behind."""
+    copied = []
+    for sub in sorted(os.listdir(ops)) if os.path.isdir(ops) else []:
+        src = os.path.join(ops, sub)
+        op = sub.rsplit("-", 1)[0]
+        if not os.path.isfile(os.path.join(src, op, "tilelang_op.json")):  # a build that did not finish
+            continue
+        dst = os.path.join(dst_root, sub)
+        if os.path.exists(dst):
+            shutil.rmtree(dst)
+        shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".tilelang-op-*.lock"))
+        copied.append(sub)
+    return copied
+
+
 def build(out: str, runs: list[str]) -> int:
     out = os.path.abspath(out)
     records = []
     with tempfile.TemporaryDirectory(prefix="tilelang-bundle-") as tmp:
-        cache, record = os.path.join(tmp, "cache"), os.path.join(tmp, "record.jsonl")
+        cache, record, ops = (os.path.join(tmp, n) for n in ("cache", "record.jsonl", "ops"))
         for spec in runs:
-            _run(spec, cache, record)
+            _run(spec, cache, record, ops)
         if os.path.exists(record):
             with open(record) as f:
                 records = [json.loads(line) for line in f if line.strip()]
@@ -106,6 +126,7 @@ def build(out: str, runs: list[str]) -> int:
                      if os.path.isfile(os.path.join(dst, name))}
             added += bkey not in entries
             entries[bkey] = {"name": rec["name"], "key": rec["key"], "fields": rec["fields"], "files": files}
+        op_dirs = _copy_ops(ops, os.path.join(out, "ops"))
     versions = {}
     for dist in ("tilelang-paddle", "apache-tvm-ffi", "paddlepaddle", "paddlepaddle-gpu"):
         try:
@@ -119,5 +140,5 @@ def build(out: str, runs: list[str]) -> int:
     os.replace(tmp_manifest, manifest_path)
     targets = sorted({target_text(e["fields"].get("target", "?")) for e in entries.values()})
     print(f"tilelang-paddle bundle: {out}: {len(entries)} kernel(s) ({added} new, from {len(records)} lookups); "
-          f"targets: {', '.join(targets) or 'none'}")
+          f"targets: {', '.join(targets) or 'none'}; {len(op_dirs)} custom operator(s) copied")
     return 0

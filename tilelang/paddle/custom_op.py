@@ -183,10 +183,17 @@ def _op_source(forward, *, name: str, backward=None):
 # ---------------------------------------------------------------- build and load
 
 
-def _default_directory(op: str, digest: str) -> Path:
-    from tilelang.paddle_runtime import settings
+def _default_directory(op: str, digest: str, cuda: bool, kernel_files: list) -> Path:
+    """The op's directory: a complete one in a bundle's ``ops/`` (``TILELANG_PADDLE_BUNDLE``), loaded without
+    writing, else the writable op cache's."""
+    from tilelang.paddle_runtime import bundle, settings
 
-    return Path(settings.op_cache()) / f"{op}-{digest[:16]}"
+    sub = f"{op}-{digest[:16]}"
+    for root in bundle.bundle_dirs():
+        candidate = Path(root) / "ops" / sub
+        if _op_build.is_complete(candidate, op, digest, _op_build.op_files(op, cuda, kernel_files)):
+            return candidate
+    return Path(settings.op_cache()) / sub
 
 
 class _CustomOpMeta(type):
@@ -279,10 +286,11 @@ def custom_op(forward, *, name: str, backward=None, directory: str | os.PathLike
             return known_op
         raise ValueError(f"custom_op: an operator named {name!r} with other kernels is already registered in this "
                          "process, and Paddle cannot replace it; give this one another name (or restart the process)")
-    out = Path(directory) if directory is not None else _default_directory(name, digest)
     kernels = [(fwd.library, f"{name}_forward_kernel.so")]
     if bwd is not None:
         kernels.append((bwd.library, f"{name}_backward_kernel.so"))
+    out = Path(directory) if directory is not None else \
+        _default_directory(name, digest, fwd.sig.cuda, [k for _s, k in kernels])
     module, library, kernel_paths = _op_build.build_or_load(out, name, source, fwd.sig.cuda, kernels, digest)
     op = getattr(module, name)
     op._tilelang_custom_op = True

@@ -69,7 +69,7 @@ def kernel_identity(kernel) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def _files(directory: Path, name: str, cuda: bool, kernel_names: list) -> list:
+def op_files(name: str, cuda: bool, kernel_names: list) -> list:
     """The op's files relative to its directory, the manifest excluded."""
     return [f"{name}/{name}.so", *(f"{name}/{k}" for k in kernel_names), f"{name}{'.cu' if cuda else '.cc'}"]
 
@@ -223,7 +223,7 @@ def _why(exc: OSError) -> str:
 
 def _save(work: Path, directory: Path, name: str, cuda: bool, kernels: list, digest: str) -> None:
     """Copy the built files from ``work`` into ``directory``: kernel libraries, then the op library, manifest last."""
-    files = _files(directory, name, cuda, [k for _s, k in kernels])
+    files = op_files(name, cuda, [k for _s, k in kernels])
     for rel in files[1:-1] + files[:1] + files[-1:]:
         _replace_file(work / rel, directory / rel)
     manifest = {"digest": digest, "files": {rel: sha256_file(directory / rel) for rel in files}}
@@ -238,7 +238,7 @@ def build_or_load(directory: Path, name: str, source: str, cuda: bool, kernels: 
     ``kernels``: ``[(compiled kernel library, file name in the op directory)]``.
     """
     directory = Path(os.path.abspath(os.path.expanduser(directory)))
-    files = _files(directory, name, cuda, [k for _s, k in kernels])
+    files = op_files(name, cuda, [k for _s, k in kernels])
     library = directory / name / f"{name}.so"
     kernel_paths = [str(directory / name / k) for _s, k in kernels]
     broken = False
