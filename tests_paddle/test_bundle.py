@@ -67,6 +67,22 @@ def triple():
                 B[i] = A[i] * 3.0
     return main
 
+@tilelang.autotune(configs=[{"block": b} for b in (32, 64)])
+@tilelang.jit(out_idx=[1], target="c", execution_backend="cython")
+def quadruple(N, block=32):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block)) as bx:
+            for i in T.serial(block):
+                B[bx * block + i] = A[bx * block + i] * 4.0
+    return main
+
+def tune_job():
+    kernel = quadruple(256)
+    a = np.random.default_rng(3).standard_normal(256).astype("float32")
+    np.testing.assert_allclose(kernel(paddle.to_tensor(a)).numpy(), a * 4, rtol=1e-6)
+    print("tuned", kernel.config)
+
 def op_job():
     from tilelang.paddle import custom_op
     op = custom_op(triple(), name="tl_bundle_triple")
@@ -94,12 +110,13 @@ def bundle(tmp_path_factory):
     work = tmp_path_factory.mktemp("bundle")
     (work / "job.py").write_text(textwrap.dedent(JOB))
     out = work / "out"
-    proc = subprocess.run([EXE, "bundle", str(out), "--run", "job:kernels", "--run", "job:op_job"], cwd=str(work),
+    proc = subprocess.run([EXE, "bundle", str(out), "--run", "job:kernels", "--run", "job:op_job", "--run",
+                           "job:tune_job"], cwd=str(work),
                           capture_output=True, text=True, timeout=600,
                           env={**os.environ, "TILELANG_CACHE_DIR": str(work / "unused"),
                                "TILELANG_PADDLE_OP_CACHE": str(work / "unused-ops")})
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert "4 kernel(s) (4 new" in proc.stdout and "1 custom operator(s) copied" in proc.stdout, proc.stdout
+    assert "1 custom operator(s) copied; 1 autotune result(s)" in proc.stdout, proc.stdout
     assert not (work / "unused-ops").exists()                   # the op was built in a private cache too
     assert not (work / "unused").exists() or not list((work / "unused").rglob("kernel_lib.so"))  # a private cache
     return work, out
@@ -119,7 +136,8 @@ def _serve(work, out, tmp_path, what="check", extra=None):
 def test_served_with_failing_compilers_zero_compiles_bundle_untouched(bundle, tmp_path):
     work, out = bundle
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["format"] == 1 and len(manifest["entries"]) == 4
+    assert manifest["format"] == 1 and len(manifest["autotune"]) == 1
+    assert len(manifest["entries"]) >= 5          # 3 kernels, the op's, and the tuned configs'
     before = _digest(out)
     proc, log = _serve(work, out, tmp_path)
     assert proc.returncode == 0 and "checked" in proc.stdout, proc.stdout + proc.stderr[-3000:]
@@ -140,6 +158,18 @@ def test_a_custom_op_is_served_from_the_bundle_with_failing_compilers(bundle, tm
     assert calls == [], calls
     assert _digest(out) == before
     assert not (tmp_path / "ops").exists()                                        # nothing built or written
+
+
+def test_an_autotuned_kernel_is_served_without_tuning_again(bundle, tmp_path):
+    work, out = bundle
+    before = _digest(out)
+    proc, log = _serve(work, out, tmp_path, what="tune_job")
+    assert proc.returncode == 0 and "tuned {'block':" in proc.stdout, proc.stdout + proc.stderr[-3000:]
+    calls = [ln for ln in (log.read_text().splitlines() if log.exists() else []) if ln.strip() != "--version"]
+    assert calls == [], calls                                  # no config compiled
+    assert _digest(out) == before
+    assert not list((tmp_path / "empty").rglob("kernel_lib.so"))
+    assert not [p for p in (tmp_path / "empty").rglob("*") if p.parent.name == "autotuner"]  # not tuned anew
 
 
 def test_a_corrupt_entry_is_not_loaded(bundle, tmp_path):

@@ -93,6 +93,30 @@ def _copy_ops(ops: str, dst_root: str) -> list:
     return copied
 
 
+def _copy_autotune(cache: str, dst_root: str) -> dict:
+    """Every finished autotune result in the runs' private cache (``.../autotuner/<key>/``, upstream's layout),
+    copied to ``OUT/autotune/<key>/``; returns ``{key: {"files": {relative path: sha256}}}``."""
+    tuned = {}
+    for dirpath, dirnames, _ in os.walk(cache):
+        if os.path.basename(dirpath) != "autotuner":
+            continue
+        for key in dirnames:
+            if key.startswith("."):  # upstream's staging area
+                continue
+            src, dst = os.path.join(dirpath, key), os.path.join(dst_root, key)
+            if os.path.exists(dst):
+                shutil.rmtree(dst)
+            shutil.copytree(src, dst)
+            files = {}
+            for d, _, names in os.walk(dst):
+                for name in names:
+                    path = os.path.join(d, name)
+                    files[os.path.relpath(path, dst)] = sha256_file(path)
+            tuned[key] = {"files": dict(sorted(files.items()))}
+        dirnames[:] = []
+    return tuned
+
+
 def build(out: str, runs: list[str]) -> int:
     out = os.path.abspath(out)
     records = []
@@ -104,12 +128,12 @@ def build(out: str, runs: list[str]) -> int:
             with open(record) as f:
                 records = [json.loads(line) for line in f if line.strip()]
         manifest_path = os.path.join(out, "manifest.json")
-        entries = {}
+        entries, tuned = {}, {}
         if os.path.exists(manifest_path):
             with open(manifest_path) as f:
                 old = json.load(f)
             if old.get("format") == FORMAT:
-                entries = old.get("entries", {})
+                entries, tuned = old.get("entries", {}), old.get("autotune", {})
         os.makedirs(os.path.join(out, "kernels"), exist_ok=True)
         added = 0
         for rec in records:
@@ -127,18 +151,20 @@ def build(out: str, runs: list[str]) -> int:
             added += bkey not in entries
             entries[bkey] = {"name": rec["name"], "key": rec["key"], "fields": rec["fields"], "files": files}
         op_dirs = _copy_ops(ops, os.path.join(out, "ops"))
+        tuned.update(_copy_autotune(cache, os.path.join(out, "autotune")))
     versions = {}
     for dist in ("tilelang-paddle", "apache-tvm-ffi", "paddlepaddle", "paddlepaddle-gpu"):
         try:
             versions[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
             pass
-    manifest = {"format": FORMAT, "made_with": versions, "entries": entries}
+    manifest = {"format": FORMAT, "made_with": versions, "entries": entries, "autotune": tuned}
     tmp_manifest = os.path.join(out, ".manifest.json.tmp")
     with open(tmp_manifest, "w") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
     os.replace(tmp_manifest, manifest_path)
     targets = sorted({target_text(e["fields"].get("target", "?")) for e in entries.values()})
     print(f"tilelang-paddle bundle: {out}: {len(entries)} kernel(s) ({added} new, from {len(records)} lookups); "
-          f"targets: {', '.join(targets) or 'none'}; {len(op_dirs)} custom operator(s) copied")
+          f"targets: {', '.join(targets) or 'none'}; {len(op_dirs)} custom operator(s) copied; "
+          f"{len(tuned)} autotune result(s)")
     return 0

@@ -87,16 +87,16 @@ def manifest(root: str) -> dict | None:
     return data
 
 
-def _problem(root: str, key: str, entry: dict) -> str | None:
+def _problem(root: str, key: str, entry: dict, kind: str = "kernels") -> str | None:
     with _GUARD:
-        if (root, key) in _CHECKED:
-            return _CHECKED[(root, key)]
+        if (root, kind, key) in _CHECKED:
+            return _CHECKED[(root, kind, key)]
     problem = None
     files = entry.get("files") or {}
     if not files:
         problem = "the manifest lists no files"
     for name, digest in sorted(files.items()):
-        path = os.path.join(root, "kernels", key, name)
+        path = os.path.join(root, kind, key, name)
         try:
             if sha256_file(path) != digest:
                 problem = f"{path} does not match its sha256 in the manifest"
@@ -105,8 +105,28 @@ def _problem(root: str, key: str, entry: dict) -> str | None:
             problem = f"{path}: {exc.strerror or exc}"
             break
     with _GUARD:
-        _CHECKED[(root, key)] = problem
+        _CHECKED[(root, kind, key)] = problem
     return problem
+
+
+def autotune_dirs(key: str) -> list:
+    """The bundles' copies of autotune result ``key`` whose files match their manifest (patch 0039 asks).
+
+    An autotune result is the tuner's pick and its compiled kernel; its key is upstream's (the kernel's
+    source, the configs, the compile and profiling arguments), so it serves wherever the bundle's kernels do.
+    """
+    found = []
+    for root in bundle_dirs():
+        data = manifest(root)
+        entry = (data or {}).get("autotune", {}).get(key)
+        if entry is None:
+            continue
+        problem = _problem(root, key, entry, kind="autotune")
+        if problem is None:
+            found.append(os.path.join(root, "autotune", key))
+        else:
+            _warn_once(f"autotune:{root}:{key}", "%s: autotune result %s is not loaded: %s", BUNDLE, key, problem)
+    return found
 
 
 def _record(key: str, pkey: str, key_data: dict, func) -> None:

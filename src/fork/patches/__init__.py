@@ -87,6 +87,8 @@ SERIES = [
     "0037_serve_kernels_from_bundles",
     # The CUDA binary cache key names nvcc too.
     "0038_key_cuda_binaries_by_nvcc",
+    # Autotune results in bundles too.
+    "0039_serve_autotune_results_from_bundles",
 ]
 
 
