@@ -21,7 +21,10 @@ _ASKS = (
     "_C_ops.empty", "_C_ops.zeros", "_C_ops.full", "_C_ops.randint", "_C_ops.uniform", "_C_ops.gaussian",
     "core._get_current_stream", "core.get_cuda_current_device_id", "core._set_current_device",
     "paddle.base.framework._current_expected_place", "framework._current_expected_place_",
+    "paddle.utils.dlpack", "paddle.base.core", "paddle.base.libpaddle", "paddle._C_ops",
 )
+# Paddle's internals: a module importing one of these asks Paddle below its public API.
+_INTERNAL_IMPORTS = {"_C_ops", "core", "libpaddle", "framework", "dlpack"}
 
 
 def _chain(node) -> str | None:
@@ -45,6 +48,14 @@ def _asks(path: pathlib.Path):
                 yield node.lineno, chain
             elif node.attr == "place" and isinstance(node.ctx, ast.Load) and id(node) not in called:
                 yield node.lineno, f"{_chain(node) or '...'} (a tensor's place)"
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "paddle":
+            names = set((node.module or "").split(".")[1:]) | {a.name for a in node.names}
+            if names & _INTERNAL_IMPORTS:
+                yield node.lineno, f"from {node.module} import {', '.join(a.name for a in node.names)}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "paddle" and set(alias.name.split(".")[1:]) & _INTERNAL_IMPORTS:
+                    yield node.lineno, f"import {alias.name}"
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
               and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value == "place"):
             yield node.lineno, "getattr(..., 'place') (a tensor's place)"
@@ -68,3 +79,5 @@ def test_the_scan_sees_what_it_looks_for():
     assert any(c.startswith("paddle.CUDAPlace") for c in seen), seen
     assert any(c.startswith("_C_ops.randint") for c in seen), seen
     assert any("a tensor's place" in c for c in seen), seen
+    assert any(c == "from paddle import _C_ops" for c in seen), seen
+    assert any(c.startswith("paddle.utils.dlpack") for c in seen), seen

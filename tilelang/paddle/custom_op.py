@@ -160,10 +160,9 @@ def check_op_name(name) -> None:
     if problem is None and name != name.lower():
         problem = "has upper-case letters; Paddle lower-cases operator names"
     if problem is None and name not in _REGISTERED:
-        from paddle import _C_ops
-        from paddle.base import core
+        from tilelang.paddle_runtime.driver import paddle_driver
 
-        if name in core.get_all_op_names() or hasattr(_C_ops, name):
+        if paddle_driver().has_operator(name):
             problem = "is an operator Paddle already has (a custom op of that name would override it)"
     if problem:
         raise ValueError(f"custom_op: name {name!r} {problem}; choose {_OP_NAME_HINT}")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import paddle
 import tvm_ffi
 
+from tilelang.paddle_runtime.driver import paddle_driver
+
 
 def to_tvm(tensor: paddle.Tensor) -> tvm_ffi.Tensor:
     """A ``tvm_ffi.Tensor`` viewing ``tensor``'s memory (shape, strides and offset kept)."""
@@ -27,4 +29,4 @@ def from_tvm(tensor) -> paddle.Tensor:
     """A ``paddle.Tensor`` viewing a tvm-ffi tensor's (or any ``__dlpack__`` object's) memory."""
     if not hasattr(tensor, "__dlpack__"):
         raise TypeError(f"from_tvm(tensor): expected an object with __dlpack__, got {type(tensor).__name__}")
-    return paddle.utils.dlpack.from_dlpack(tensor)
+    return paddle_driver().from_dlpack(tensor)

@@ -42,6 +42,11 @@ The interface (a driver is any object with these; ``index`` is a GPU ordinal):
 ``synchronize(index)``, ``event()``, ``cuda_graph(index)``
     For the profiler: wait for GPU ``index``; a timing event (``record()``,
     ``elapsed_time(other)``); a CUDA graph capturing on GPU ``index``.
+
+Beyond that interface, Paddle's driver also answers what the public helpers in
+``tilelang.paddle`` ask (no launch needs them, so a stand-in driver has none):
+``from_dlpack(obj)`` (a Paddle tensor viewing a ``__dlpack__`` object) and
+``has_operator(name)`` (whether Paddle already has an operator of that name).
 """
 
 from __future__ import annotations
@@ -187,6 +192,18 @@ class PaddleDriver:
         from paddle.device.cuda import graphs
 
         return self.cuda and graphs.is_cuda_graph_supported() and self.device_count() > 0
+
+    # -- for tilelang.paddle's helpers (not part of the launch interface)
+    @staticmethod
+    def from_dlpack(obj):
+        # paddle.utils.dlpack.from_dlpack (python/paddle/utils/dlpack.py): takes __dlpack__ objects, no copy.
+        return paddle.utils.dlpack.from_dlpack(obj)
+
+    @staticmethod
+    def has_operator(name: str) -> bool:
+        # core.get_all_op_names() lists the registered (fluid and phi) operators (paddle/fluid/pybind/pybind.cc);
+        # _C_ops holds the eager functions of the phi ones, so a name found in either would be shadowed.
+        return name in core.get_all_op_names() or hasattr(_C_ops, name)
 
 
 def bind_switch(core, cudart=None, visible: int | None = None):
