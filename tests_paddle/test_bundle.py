@@ -176,7 +176,11 @@ def test_a_corrupt_entry_is_not_loaded(bundle, tmp_path):
     work, out = bundle
     broken = tmp_path / "broken"
     shutil.copytree(out, broken)
-    lib = next(broken.rglob("kernel_lib.so"))
+    # The kernel `shift`: `check` loads it, and it is the only kernel of that name (rglob's order is the
+    # file system's, and the op's and the tuner's kernels are not loaded by `check`).
+    entries = json.loads((broken / "manifest.json").read_text())["entries"]
+    (key,) = [k for k, e in entries.items() if e["name"] == "shift"]
+    lib = broken / "kernels" / key / "kernel_lib.so"
     data = bytearray(lib.read_bytes())
     data[len(data) // 2] ^= 0xFF
     lib.write_bytes(bytes(data))
