@@ -20,26 +20,15 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+from cpu_kernels import MATMUL_PLUS_C  # bench/ is sys.path[0] when run as a script
+
 JOB = '''
 import sys, time
 import numpy as np, paddle
 import tilelang
 import tilelang.language as T
 
-def kernel(c):
-    @T.prim_func
-    def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32")):
-        with T.Kernel(4, 4) as (bx, by):
-            acc = T.alloc_local((16, 16), "float32")
-            for i, j in T.grid(16, 16):
-                acc[i, j] = c
-            for k in T.serial(64):
-                for i, j in T.grid(16, 16):
-                    acc[i, j] += A[by * 16 + i, k] * B[k, bx * 16 + j]
-            for i, j in T.grid(16, 16):
-                C[by * 16 + i, bx * 16 + j] = acc[i, j]
-    return main
-
+{kernel}
 K = int(__import__("os").environ["BENCH_KERNELS"])
 
 def build():
@@ -64,7 +53,7 @@ def main():
     args = parser.parse_args()
     exe = shutil.which("tilelang-paddle") or str(Path(sys.executable).parent / "tilelang-paddle")
     with tempfile.TemporaryDirectory() as tmp:
-        Path(tmp, "job.py").write_text(textwrap.dedent(JOB))
+        Path(tmp, "job.py").write_text(textwrap.dedent(JOB).replace("{kernel}", MATMUL_PLUS_C))
         env = {**os.environ, "BENCH_KERNELS": str(args.kernels)}
         subprocess.run([exe, "bundle", os.path.join(tmp, "out"), "--run", "job:build"], cwd=tmp, env=env, check=True,
                        stdout=subprocess.DEVNULL)

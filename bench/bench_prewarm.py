@@ -24,6 +24,8 @@ import tempfile
 import textwrap
 import time
 
+from cpu_kernels import MATMUL_PLUS_C  # bench/ is sys.path[0] when run as a script
+
 WORKER = '''
 import sys, time
 import numpy as np, paddle
@@ -31,20 +33,7 @@ import tilelang
 import tilelang.language as T
 from tilelang.paddle import prewarm
 
-def kernel(c):
-    @T.prim_func
-    def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32")):
-        with T.Kernel(4, 4) as (bx, by):
-            acc = T.alloc_local((16, 16), "float32")
-            for i, j in T.grid(16, 16):
-                acc[i, j] = c
-            for k in T.serial(64):
-                for i, j in T.grid(16, 16):
-                    acc[i, j] += A[by * 16 + i, k] * B[k, bx * 16 + j]
-            for i, j in T.grid(16, 16):
-                C[by * 16 + i, bx * 16 + j] = acc[i, j]
-    return main
-
+{kernel}
 builds = [lambda c=c: tilelang.compile(kernel(float(c)), out_idx=[2], target="c", execution_backend="cython")
           for c in range(int(sys.argv[1]))]
 start = time.perf_counter()
@@ -77,7 +66,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "worker.py")
         with open(script, "w") as f:
-            f.write(textwrap.dedent(WORKER))
+            f.write(textwrap.dedent(WORKER).replace("{kernel}", MATMUL_PLUS_C))
         print(f"{args.kernels} kernels; wall s from start to the last exit (kernel phase s in brackets)")
         print(f"{'ranks':>5} {'mode':>8} {'cold':>14} {'warm':>14} {'warm per kernel':>16}")
         base = None
