@@ -7,7 +7,8 @@ GEMM (``examples/quickstart.py`` ``gemm_cuda``, its Hopper defaults) against
 ``paddle.matmul`` at 1024/2048/4096/8192 cubed in float16 and bfloat16;
 flash-attention forward (``examples/flash_attention.py``) against
 ``paddle.nn.functional.scaled_dot_product_attention`` at b4 h16 s4096 d128 and
-b2 h8 s1024 d64, causal and not; row softmax and RMSNorm at 16384x4096 float16
+b2 h8 s1024 d64, causal and not; decode attention (``flash_decode_fwd``, one query
+token over 4096-32768 cached keys, 8-32 heads) against the same SDPA; row softmax and RMSNorm at 16384x4096 float16
 against ``paddle.nn.functional.softmax`` and the RMSNorm formula in Paddle ops,
 with a device-to-device copy as the bandwidth ceiling. Each kernel is checked
 for correctness first.
@@ -31,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import paddle  # noqa: E402
 
 import tilelang  # noqa: E402
-from flash_attention import flash_attention_fwd, reference as attention_reference  # noqa: E402
+from flash_attention import (  # noqa: E402
+    decode_splits, flash_attention_fwd, flash_decode_fwd, reference as attention_reference, sm_count)
 from quickstart import gemm_cuda  # noqa: E402
 from rmsnorm import reference as rmsnorm_reference, rmsnorm_cuda  # noqa: E402
 from softmax import softmax_cuda  # noqa: E402
@@ -102,6 +104,21 @@ def main() -> int:
             flops = 4 * b * h * s * s * d * (0.5 if causal else 1)
             row(f"attention{' causal' if causal else ''}", f"b{b} h{h} s{s} d{d}", device_ms(lambda: kernel(q, k, v)),
                 device_ms(lambda: sdpa(q, k, v, is_causal=causal)), "TFLOP/s", flops, "SDPA")
+    decode = [(1, 8, 4096), (4, 16, 4096)] if args.quick else \
+        [(1, 8, 4096), (1, 8, 32768), (1, 32, 4096), (1, 32, 32768), (4, 16, 4096), (4, 16, 16384), (8, 32, 8192),
+         (16, 8, 32768)]
+    for b, h, s in decode:
+        splits = decode_splits(b, h, s, sms=sm_count())
+        kernel = tilelang.compile(flash_decode_fwd(b, h, s, 128, splits=splits), out_idx=[5])
+        q = paddle.randn([b, h, 128]).astype("float16")
+        k, v = (paddle.randn([b, s, h, 128]).astype("float16") for _ in range(2))
+        lse_part, o_part = paddle.empty([b, h, splits], "float32"), paddle.empty([b, h, splits, 128], "float32")
+        ref = attention_reference(q.unsqueeze(1), k, v, False).squeeze(1)
+        err = float((kernel(q, k, v, lse_part, o_part).astype("float32") - ref).abs().max())
+        assert err < 2e-2, f"decode attention {(b, h, s)}: max error {err}"
+        q1 = q.unsqueeze(1)
+        row("decode attention", f"b{b} h{h} kv{s} d128", device_ms(lambda: kernel(q, k, v, lse_part, o_part)),
+            device_ms(lambda: sdpa(q1, k, v)), "TB/s", 2 * b * s * h * 128 * 2, "SDPA")
     rows, cols = (4096, 4096) if args.quick else (16384, 4096)
     x = paddle.randn([rows, cols]).astype("float16")
     w = paddle.randn([cols]).astype("float16")

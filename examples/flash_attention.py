@@ -1,6 +1,7 @@
 """Flash-attention forward (multi-head, [batch, seq, heads, dim] layout) with TileLang on Paddle tensors.
 
     python examples/flash_attention.py [--batch 2] [--heads 8] [--seq 1024] [--dim 64] [--causal] [--arch sm_90a]
+    python examples/flash_attention.py --decode [--batch 4] [--heads 16] [--seq 4096] [--dim 128]
 
 Each block of queries streams over key/value tiles with an online softmax:
 scores on tensor cores (``T.gemm``), a running row maximum and sum, and the
@@ -9,7 +10,8 @@ The kernel is CUDA-only (shared memory, tensor-core GEMMs): with a GPU it runs
 and is checked against softmax(QK^T / sqrt(d)) V computed with Paddle ops and
 timed next to Paddle's ``scaled_dot_product_attention``; without one, ``--arch``
 compiles it for that architecture when nvcc is present (TileLang's C target
-cannot run it).
+cannot run it). ``--decode`` runs the decoding shape instead: one query token per
+sequence over ``--seq`` cached keys (:func:`flash_decode_fwd`, split over the SMs).
 (No `from __future__ import annotations`: TileLang evaluates kernel annotations.)
 """
 
@@ -23,8 +25,13 @@ def parse_args(argv=None):
     p.add_argument("--seq", type=positive_int, default=1024, help="sequence length (any value)")
     p.add_argument("--dim", type=positive_int, default=64, help="head dimension")
     p.add_argument("--causal", action="store_true", help="causal (lower-triangular) attention")
+    p.add_argument("--decode", action="store_true",
+                   help="decode attention: one query token per sequence over --seq cached keys")
     p.add_argument("--arch", type=arch_type, help="compile for this arch (e.g. sm_90a) when there is no GPU")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.decode and args.causal:
+        p.error("--causal: with --decode the one query token attends to every cached key; drop --causal")
+    return args
 
 
 if __name__ == "__main__":
@@ -120,6 +127,124 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
     return main
 
 
+def decode_splits(batch, heads, kv_len, block_N=128, sms=132):
+    """KV splits for :func:`flash_decode_fwd`: as many as fill one wave of blocks, one per SM.
+
+    ``sms`` is the GPU's SM count (132 on an H100/H200 SXM). At ``block_N`` 128 and dim 128 a block's
+    two stages of K and V take 128 KB of shared memory, so one block fits per SM; more splits than
+    one wave run as two or three waves of shorter blocks plus a ragged last one. On an H200 that rule
+    took the decode shapes from 0.58-0.97x to 0.89-1.02x SDPA (docs/performance.md).
+    """
+    tiles = -(-kv_len // block_N)
+    return max(1, min(tiles, sms // (batch * heads)))
+
+
+def flash_decode_fwd(batch, heads, kv_len, dim, splits=None, block_N=128, threads=128, stages=2):
+    """Attention of one query token per sequence over ``kv_len`` cached keys (decoding), float16.
+
+    Q is ``[batch, heads, dim]``, K and V ``[batch, kv_len, heads, dim]`` (the flash-attention
+    layout), O ``[batch, heads, dim]``. One block per (batch, head) would leave most of a GPU idle,
+    so the keys are cut into ``splits`` ranges (default :func:`decode_splits`): each block runs the
+    online softmax over its range and writes its partial output and log-sum-exp to the workspaces
+    ``lse_part`` (``[batch, heads, splits]``) and ``o_part`` (``[batch, heads, splits, dim]``),
+    both float32; a second kernel in the same call merges the ranges. Compile with ``out_idx=[5]``
+    and pass the two workspaces (allocated once, reused by every call):
+    ``kernel(q, k, v, lse_part, o_part)`` returns O.
+
+    The query row is repeated over a 16-row tile so the scores and the output run on tensor cores
+    (an MMA is 16 rows); reading K and V is the cost, not the arithmetic. Any ``kv_len``: keys past
+    the end are masked, a range with no keys contributes nothing.
+    """
+    splits = decode_splits(batch, heads, kv_len, block_N) if splits is None else splits
+    if isinstance(splits, bool) or not isinstance(splits, int) or splits < 1:
+        raise ValueError(f"splits: expected a positive int (KV ranges per sequence and head), got {splits!r}")
+    scale = 1.0 / math.sqrt(dim) * 1.4426950408889634  # exp2 softmax, as in flash_attention_fwd
+    dtype, acc, rows = "float16", "float32", 16
+    tiles = T.ceildiv(kv_len, block_N)
+    per_split = T.ceildiv(tiles, splits)
+    ragged = kv_len % block_N != 0
+
+    @T.prim_func
+    def main(Q: T.Tensor([batch, heads, dim], dtype), K: T.Tensor([batch, kv_len, heads, dim], dtype),
+             V: T.Tensor([batch, kv_len, heads, dim], dtype), lse_part: T.Tensor([batch, heads, splits], acc),
+             o_part: T.Tensor([batch, heads, splits, dim], acc), O: T.Tensor([batch, heads, dim], dtype)):
+        with T.Kernel(splits, heads, batch, threads=threads) as (sp, h, b):
+            q = T.alloc_shared([rows, dim], dtype)
+            k = T.alloc_shared([block_N, dim], dtype)
+            v = T.alloc_shared([block_N, dim], dtype)
+            o = T.alloc_shared([rows, dim], acc)
+            lse = T.alloc_shared([rows], acc)
+            p = T.alloc_shared([rows, block_N], dtype)  # shared: the two GEMMs split the tile differently
+            s = T.alloc_fragment([rows, block_N], acc)
+            out = T.alloc_fragment([rows, dim], acc)
+            row_max = T.alloc_fragment([rows], acc)
+            prev_max = T.alloc_fragment([rows], acc)
+            rescale = T.alloc_fragment([rows], acc)
+            tile_sum = T.alloc_fragment([rows], acc)
+            row_sum = T.alloc_fragment([rows], acc)
+
+            for i, j in T.Parallel(rows, dim):
+                q[i, j] = Q[b, h, j]
+            T.fill(out, 0)
+            T.fill(row_sum, 0)
+            T.fill(row_max, -T.infinity(acc))
+            first = sp * per_split
+            for t in T.Pipelined(T.max(T.min(per_split, tiles - first), 0), num_stages=stages):
+                base = (first + t) * block_N
+                T.copy(K[b, base:base + block_N, h, :], k)
+                if ragged:
+                    for i, j in T.Parallel(rows, block_N):
+                        s[i, j] = T.if_then_else(base + j < kv_len, 0, -T.infinity(acc))
+                else:
+                    T.clear(s)
+                T.gemm(q, k, s, transpose_B=True, policy=T.GemmWarpPolicy.FullCol)
+                T.copy(row_max, prev_max)
+                T.fill(row_max, -T.infinity(acc))
+                T.reduce_max(s, row_max, dim=1, clear=False)
+                for i in T.Parallel(rows):
+                    row_max[i] = T.max(row_max[i], prev_max[i])
+                    rescale[i] = T.exp2(prev_max[i] * scale - row_max[i] * scale)
+                for i, j in T.Parallel(rows, block_N):
+                    s[i, j] = T.exp2(s[i, j] * scale - row_max[i] * scale)
+                T.reduce_sum(s, tile_sum, dim=1)
+                for i in T.Parallel(rows):
+                    row_sum[i] = row_sum[i] * rescale[i] + tile_sum[i]
+                T.copy(s, p)
+                for i, j in T.Parallel(rows, dim):
+                    out[i, j] *= rescale[i]
+                T.copy(V[b, base:base + block_N, h, :], v)
+                T.gemm(p, v, out, policy=T.GemmWarpPolicy.FullCol)
+            # An empty range has row_sum 0 and out 0: its part is 0 with log-sum-exp -inf (weight 0).
+            for i, j in T.Parallel(rows, dim):
+                o[i, j] = out[i, j] / T.max(row_sum[i], 1e-30)
+            for i in T.Parallel(rows):
+                lse[i] = T.if_then_else(row_sum[i] > 0, T.log2(row_sum[i]) + row_max[i] * scale, -T.infinity(acc))
+            for j in T.Parallel(dim):
+                o_part[b, h, sp, j] = o[0, j]
+            lse_part[b, h, sp] = lse[0]
+
+        with T.Kernel(heads, batch, threads=dim) as (h, b):
+            peak = T.alloc_local([1], acc)
+            total = T.alloc_local([1], acc)
+            weight = T.alloc_local([1], acc)
+            merged = T.alloc_fragment([dim], acc)
+            peak[0] = -T.infinity(acc)
+            for r in T.serial(splits):
+                peak[0] = T.max(peak[0], lse_part[b, h, r])
+            total[0] = 0
+            for r in T.serial(splits):
+                total[0] += T.exp2(lse_part[b, h, r] - peak[0])
+            T.clear(merged)
+            for r in T.serial(splits):
+                weight[0] = T.exp2(lse_part[b, h, r] - peak[0]) / total[0]
+                for j in T.Parallel(dim):
+                    merged[j] += weight[0] * o_part[b, h, r, j]
+            for j in T.Parallel(dim):
+                O[b, h, j] = merged[j]
+
+    return main
+
+
 def reference(q, k, v, causal):
     """softmax(Q K^T / sqrt(d)) V in float32 Paddle ops, [batch, seq, heads, dim] in and out."""
     qt, kt, vt = (x.astype("float32").transpose([0, 2, 1, 3]) for x in (q, k, v))
@@ -130,21 +255,35 @@ def reference(q, k, v, causal):
     return paddle.matmul(paddle.nn.functional.softmax(scores, axis=-1), vt).transpose([0, 2, 1, 3])
 
 
+def sm_count() -> int:
+    """SMs of Paddle's current GPU (python/paddle/device/cuda/__init__.py get_device_properties)."""
+    return paddle.device.cuda.get_device_properties().multi_processor_count
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
-    program = flash_attention_fwd(args.batch, args.heads, args.seq, args.dim, args.causal)
-    if not paddle_sees_gpu():
+    gpu = paddle_sees_gpu()
+    if args.decode:
+        splits = decode_splits(args.batch, args.heads, args.seq, sms=sm_count() if gpu else 132)
+        program = flash_decode_fwd(args.batch, args.heads, args.seq, args.dim, splits=splits)
+        what, out_idx = "flash-decode", [5]
+    else:
+        program = flash_attention_fwd(args.batch, args.heads, args.seq, args.dim, args.causal)
+        what, out_idx = "flash-attention forward", [3]
+    if not gpu:
         if args.arch and shutil.which("nvcc"):
             try:
-                kernel = tilelang.compile(program, out_idx=[3], target={"kind": "cuda", "arch": args.arch})
+                kernel = tilelang.compile(program, out_idx=out_idx, target={"kind": "cuda", "arch": args.arch})
             except Exception as exc:  # noqa: BLE001 - nvcc's verdict, not the whole generated source
                 print(f"[compile only] could not compile for {args.arch}: {compile_error(exc)}")
                 return 1
-            print(f"[compile only] flash-attention forward compiled for {args.arch} "
+            print(f"[compile only] {what} compiled for {args.arch} "
                   f"({len(kernel.get_kernel_source())} chars of CUDA source); Paddle sees no GPU to run it on")
             return 0
         print("Paddle sees no GPU; pass --arch sm_90a (with nvcc) to compile the kernel without running it")
         return 0
+    if args.decode:
+        return run_decode(tilelang.compile(program, out_idx=out_idx), args, splits)
     kernel = tilelang.compile(program, out_idx=[3])
     shape = [args.batch, args.seq, args.heads, args.dim]
     q, k, v = (paddle.randn(shape).astype("float16") for _ in range(3))
@@ -156,6 +295,25 @@ def main(argv=None) -> int:
     sdpa = paddle.nn.functional.scaled_dot_product_attention
     print(f"[GPU] {time_us(lambda: kernel(q, k, v), sync):.1f} us per call (TileLang) vs "
           f"{time_us(lambda: sdpa(q, k, v, is_causal=args.causal), sync):.1f} us (scaled_dot_product_attention)")
+    return 0 if ok else 1
+
+
+def run_decode(kernel, args, splits) -> int:
+    b, h, s, d = args.batch, args.heads, args.seq, args.dim
+    q = paddle.randn([b, h, d]).astype("float16")
+    k, v = (paddle.randn([b, s, h, d]).astype("float16") for _ in range(2))
+    lse_part = paddle.empty([b, h, splits], dtype="float32")      # workspaces, reused by every call
+    o_part = paddle.empty([b, h, splits, d], dtype="float32")
+    o = kernel(q, k, v, lse_part, o_part)
+    err = float((o.astype("float32") - reference(q.unsqueeze(1), k, v, False).squeeze(1)).abs().max())
+    ok = err < 2e-2
+    print(f"[GPU] flash-decode q {[b, h, d]} kv {[b, s, h, d]} splits={splits}: max abs err {err:.2e} "
+          f"({'OK' if ok else 'MISMATCH'})")
+    sync = paddle.device.synchronize
+    sdpa = paddle.nn.functional.scaled_dot_product_attention
+    q1 = q.unsqueeze(1)
+    print(f"[GPU] {time_us(lambda: kernel(q, k, v, lse_part, o_part), sync):.1f} us per call (TileLang) vs "
+          f"{time_us(lambda: sdpa(q1, k, v), sync):.1f} us (scaled_dot_product_attention)")
     return 0 if ok else 1
 
 

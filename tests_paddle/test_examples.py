@@ -1,11 +1,13 @@
 """The examples users copy: each CPU path runs and checks itself; each CUDA kernel compiles for sm_90a."""
 
 import os
+import re
 import shutil
 
 import pytest
 from conftest import ROOT, run_python
 
+import numpy as np
 import paddle
 
 import tilelang
@@ -73,6 +75,7 @@ def test_gemm_cpu_rules_answer_before_paddle_loads(args):
     ("gemm.py", ["--dtype", "bfloat16"], "--dtype bfloat16 needs a GPU"),
     ("gemm.py", ["--m", "0"], "expected a positive integer, got 0"),
     ("softmax.py", ["--arch", "sm_999x"], "expected a CUDA arch such as sm_80"),
+    ("flash_attention.py", ["--decode", "--causal"], "--causal: with --decode the one query token attends"),
 ])
 def test_example_argument_errors_are_argparse_errors(name, args, message):
     if name == "gemm.py" and HAS_GPU and "--dtype" in args:
@@ -147,7 +150,7 @@ def _cuda_programs():
     import sys
 
     sys.path.insert(0, str(EXAMPLES))
-    from flash_attention import flash_attention_fwd
+    from flash_attention import flash_attention_fwd, flash_decode_fwd
     from quickstart import gemm_cuda
     from rmsnorm import rmsnorm_cuda
     from softmax import softmax_cuda
@@ -172,6 +175,10 @@ def _cuda_programs():
         "gemm decode bf16 16x2048x7168": (gemm_cuda(16, 2048, 7168, dtype="bfloat16", pdl=True), [2]),
         "gemm decode fp16 8x7168x2048": (gemm_cuda(8, 7168, 2048, dtype="float16", pdl=True), [2]),
         "gemm decode bf16 3x4095x1000": (gemm_cuda(3, 4095, 1000, dtype="bfloat16", pdl=True), [2]),
+        # Decode attention (one query token): KV split over the SMs, then merged; ragged and long KV.
+        "flash-decode b4 h16 kv4096 d128": (flash_decode_fwd(4, 16, 4096, 128), [5]),
+        "flash-decode b1 h8 kv1000 d128": (flash_decode_fwd(1, 8, 1000, 128), [5]),
+        "flash-decode b2 h32 kv32768 d128 splits 3": (flash_decode_fwd(2, 32, 32768, 128, splits=3), [5]),
     }
 
 
@@ -179,7 +186,9 @@ CUDA_PROGRAMS = ["rmsnorm", "softmax", "gemm fp16", "gemm bf16", "train_mlp gemm
                  "flash-attention causal", "gemm fp16 1000x1030x999", "gemm bf16 4095x4097x4093",
                  "flash-attention seq 77", "flash-attention causal seq 1000 d128", "softmax cols 1000",
                  "rmsnorm hidden 4097", "gemm decode fp16 1x4096x4096", "gemm decode bf16 16x2048x7168",
-                 "gemm decode fp16 8x7168x2048", "gemm decode bf16 3x4095x1000"]
+                 "gemm decode fp16 8x7168x2048", "gemm decode bf16 3x4095x1000",
+                 "flash-decode b4 h16 kv4096 d128", "flash-decode b1 h8 kv1000 d128",
+                 "flash-decode b2 h32 kv32768 d128 splits 3"]
 
 
 @needs_nvcc
@@ -191,10 +200,35 @@ def test_example_cuda_kernels_compile_for_sm_90a(name):
     assert "__global__" in source
     if name.startswith(("gemm", "flash")):
         assert "wgmma" in source or "mma" in source  # tensor cores
+    if name.startswith("flash-decode"):
+        kernels = set(re.findall(r"__global__ void (?:__launch_bounds__\([^)]*\) )?(\w+)\(", source))
+        assert kernels == {"main_kernel", "main_kernel_1"}, kernels      # the split kernel and the merge
 
 
 @pytest.mark.skipif(HAS_GPU, reason="Paddle sees a GPU: the example runs (test_gpu.py)")
-def test_flash_attention_example_without_gpu_compiles_only():
-    proc = _run_example("flash_attention.py", "--seq", "256", *(["--arch", "sm_90a"] if NVCC else []))
+@pytest.mark.parametrize("args, what", [(["--seq", "256"], "flash-attention forward"),
+                                        (["--decode", "--seq", "1000", "--dim", "128"], "flash-decode")])
+def test_flash_attention_example_without_gpu_compiles_only(args, what):
+    proc = _run_example("flash_attention.py", *args, *(["--arch", "sm_90a"] if NVCC else []))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert ("[compile only]" if NVCC else "Paddle sees no GPU") in proc.stdout
+    assert (f"[compile only] {what} compiled for sm_90a" if NVCC else "Paddle sees no GPU") in proc.stdout
+
+
+def test_decode_splits_fill_one_wave_and_never_exceed_the_tiles():
+    import sys
+
+    sys.path.insert(0, str(EXAMPLES))
+    from flash_attention import decode_splits, flash_decode_fwd
+
+    rng = np.random.default_rng(30)
+    for _ in range(200):
+        b, h, s, sms = (int(x) for x in (rng.integers(1, 65), rng.integers(1, 65), rng.integers(1, 70000),
+                                         rng.integers(1, 200)))
+        splits = decode_splits(b, h, s, sms=sms)
+        tiles = -(-s // 128)
+        assert 1 <= splits <= tiles, (b, h, s, sms, splits)
+        assert b * h * splits <= max(sms, b * h), (b, h, s, sms, splits)          # at most one wave
+        assert splits == tiles or b * h * (splits + 1) > sms, (b, h, s, sms, splits)  # and no fewer
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(ValueError, match=r"splits: expected a positive int .*got " + re.escape(repr(bad))):
+            flash_decode_fwd(1, 2, 100, 64, splits=bad)

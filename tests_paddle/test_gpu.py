@@ -249,7 +249,8 @@ def test_cpu_tensor_to_gpu_kernel_is_refused(gemm):
 
 @pytest.mark.parametrize("example,args", [
     ("gemm.py", ["--dtype", "float16"]), ("gemm.py", ["--dtype", "bfloat16"]), ("rmsnorm.py", []),
-    ("softmax.py", []), ("flash_attention.py", []), ("flash_attention.py", ["--causal"]), ("train_mlp.py", []),
+    ("softmax.py", []), ("flash_attention.py", []), ("flash_attention.py", ["--causal"]),
+    ("flash_attention.py", ["--decode", "--seq", "4097", "--dim", "128"]), ("train_mlp.py", []),
 ])
 def test_examples_run_and_check_themselves_on_the_gpu(example, args):
     from conftest import ROOT, run_python
