@@ -133,7 +133,7 @@ def decode_splits(batch, heads, kv_len, block_N=128, sms=132):
     ``sms`` is the GPU's SM count (132 on an H100/H200 SXM). At ``block_N`` 128 and dim 128 a block's
     two stages of K and V take 128 KB of shared memory, so one block fits per SM; more splits than
     one wave run as two or three waves of shorter blocks plus a ragged last one. On an H200 that rule
-    took the decode shapes from 0.58-0.97x to 0.89-1.02x SDPA (docs/performance.md).
+    took eight decode shapes from 0.58-0.99x to 0.94-1.02x SDPA (docs/performance.md).
     """
     tiles = -(-kv_len // block_N)
     return max(1, min(tiles, sms // (batch * heads)))
