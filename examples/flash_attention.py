@@ -47,6 +47,35 @@ import tilelang.language as T  # noqa: E402
 from common import compile_error, paddle_sees_gpu, time_us  # noqa: E402
 
 
+def online_softmax_step(rows, cols, dim, scale):
+    """One key tile's online-softmax update, shared by both kernels (inlined where it is called).
+
+    With ``s`` the tile's raw scores ``[rows, cols]``: the running row maximum and sum take the tile
+    in, ``s`` becomes ``exp2(s * scale - max * scale)`` and is copied to ``p`` (the next GEMM's
+    operand), and ``out`` (``[rows, dim]``), accumulated under the old maximum, is rescaled to the new.
+    """
+    acc = "float32"
+
+    @T.macro
+    def step(s, p, out, row_max, prev_max, rescale, tile_sum, row_sum):
+        T.copy(row_max, prev_max)
+        T.fill(row_max, -T.infinity(acc))
+        T.reduce_max(s, row_max, dim=1, clear=False)
+        for i in T.Parallel(rows):
+            row_max[i] = T.max(row_max[i], prev_max[i])
+            rescale[i] = T.exp2(prev_max[i] * scale - row_max[i] * scale)
+        for i, j in T.Parallel(rows, cols):
+            s[i, j] = T.exp2(s[i, j] * scale - row_max[i] * scale)
+        T.reduce_sum(s, tile_sum, dim=1)
+        for i in T.Parallel(rows):
+            row_sum[i] = row_sum[i] * rescale[i] + tile_sum[i]
+        T.copy(s, p)
+        for i, j in T.Parallel(rows, dim):
+            out[i, j] *= rescale[i]
+
+    return step
+
+
 def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block_N=128, stages=1, threads=256):
     """Flash-attention forward for ``[batch, seq, heads, dim]`` float16 Q, K, V.
 
@@ -65,6 +94,7 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
     shape = [batch, seq, heads, dim]
     dtype, acc = "float16", "float32"
     ragged = seq % block_N != 0  # the last key tile runs past the sequence
+    softmax_step = online_softmax_step(block_M, block_N, dim, scale)
 
     @T.prim_func
     def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), V: T.Tensor(shape, dtype), O: T.Tensor(shape, dtype)):
@@ -77,11 +107,7 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
             s = T.alloc_fragment([block_M, block_N], acc)
             p = T.alloc_fragment([block_M, block_N], dtype)
             out = T.alloc_fragment([block_M, dim], acc)
-            row_max = T.alloc_fragment([block_M], acc)
-            prev_max = T.alloc_fragment([block_M], acc)
-            rescale = T.alloc_fragment([block_M], acc)
-            tile_sum = T.alloc_fragment([block_M], acc)
-            row_sum = T.alloc_fragment([block_M], acc)
+            row_max, prev_max, rescale, tile_sum, row_sum = (T.alloc_fragment([block_M], acc) for _ in range(5))
 
             T.copy(Q[b, bq * block_M:(bq + 1) * block_M, h, :], q)
             T.fill(out, 0)
@@ -102,21 +128,7 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
                 else:
                     T.clear(s)
                 T.gemm(q, k, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-                # Online softmax: the running maximum and sum updated with this tile.
-                T.copy(row_max, prev_max)
-                T.fill(row_max, -T.infinity(acc))
-                T.reduce_max(s, row_max, dim=1, clear=False)
-                for i in T.Parallel(block_M):
-                    row_max[i] = T.max(row_max[i], prev_max[i])
-                    rescale[i] = T.exp2(prev_max[i] * scale - row_max[i] * scale)
-                for i, j in T.Parallel(block_M, block_N):
-                    s[i, j] = T.exp2(s[i, j] * scale - row_max[i] * scale)
-                T.reduce_sum(s, tile_sum, dim=1)
-                for i in T.Parallel(block_M):
-                    row_sum[i] = row_sum[i] * rescale[i] + tile_sum[i]
-                T.copy(s, p)
-                for i, j in T.Parallel(block_M, dim):  # rescale what was accumulated under the old maximum
-                    out[i, j] *= rescale[i]
+                softmax_step(s, p, out, row_max, prev_max, rescale, tile_sum, row_sum)
                 T.copy(V[b, t * block_N:(t + 1) * block_N, h, :], v)
                 T.gemm(p, v, out, policy=T.GemmWarpPolicy.FullRow)
             for i, j in T.Parallel(block_M, dim):
@@ -163,6 +175,7 @@ def flash_decode_fwd(batch, heads, kv_len, dim, splits=None, block_N=128, thread
     tiles = T.ceildiv(kv_len, block_N)
     per_split = T.ceildiv(tiles, splits)
     ragged = kv_len % block_N != 0
+    softmax_step = online_softmax_step(rows, block_N, dim, scale)
 
     @T.prim_func
     def main(Q: T.Tensor([batch, heads, dim], dtype), K: T.Tensor([batch, kv_len, heads, dim], dtype),
@@ -177,11 +190,7 @@ def flash_decode_fwd(batch, heads, kv_len, dim, splits=None, block_N=128, thread
             p = T.alloc_shared([rows, block_N], dtype)  # shared: the two GEMMs split the tile differently
             s = T.alloc_fragment([rows, block_N], acc)
             out = T.alloc_fragment([rows, dim], acc)
-            row_max = T.alloc_fragment([rows], acc)
-            prev_max = T.alloc_fragment([rows], acc)
-            rescale = T.alloc_fragment([rows], acc)
-            tile_sum = T.alloc_fragment([rows], acc)
-            row_sum = T.alloc_fragment([rows], acc)
+            row_max, prev_max, rescale, tile_sum, row_sum = (T.alloc_fragment([rows], acc) for _ in range(5))
 
             for i, j in T.Parallel(rows, dim):
                 q[i, j] = Q[b, h, j]
@@ -198,20 +207,7 @@ def flash_decode_fwd(batch, heads, kv_len, dim, splits=None, block_N=128, thread
                 else:
                     T.clear(s)
                 T.gemm(q, k, s, transpose_B=True, policy=T.GemmWarpPolicy.FullCol)
-                T.copy(row_max, prev_max)
-                T.fill(row_max, -T.infinity(acc))
-                T.reduce_max(s, row_max, dim=1, clear=False)
-                for i in T.Parallel(rows):
-                    row_max[i] = T.max(row_max[i], prev_max[i])
-                    rescale[i] = T.exp2(prev_max[i] * scale - row_max[i] * scale)
-                for i, j in T.Parallel(rows, block_N):
-                    s[i, j] = T.exp2(s[i, j] * scale - row_max[i] * scale)
-                T.reduce_sum(s, tile_sum, dim=1)
-                for i in T.Parallel(rows):
-                    row_sum[i] = row_sum[i] * rescale[i] + tile_sum[i]
-                T.copy(s, p)
-                for i, j in T.Parallel(rows, dim):
-                    out[i, j] *= rescale[i]
+                softmax_step(s, p, out, row_max, prev_max, rescale, tile_sum, row_sum)
                 T.copy(V[b, base:base + block_N, h, :], v)
                 T.gemm(p, v, out, policy=T.GemmWarpPolicy.FullCol)
             # An empty range has row_sum 0 and out 0: its part is 0 with log-sum-exp -inf (weight 0).
