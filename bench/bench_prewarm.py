@@ -1,6 +1,6 @@
 """Prewarm across ranks: K kernels on R processes, each rank compiling all in turn vs tilelang.paddle.prewarm.
 
-    python bench/bench_prewarm.py [--kernels 8] [--ranks 1 2 4]
+    python bench/bench_prewarm.py [--kernels 8] [--ranks 1 2 4] [--repeat 3]
 
 Every run starts R processes at once on one empty ``TILELANG_CACHE_DIR`` (as
 the ranks of ``paddle.distributed.launch`` on one node), each importing Paddle
@@ -12,12 +12,16 @@ and tilelang and then getting the same K distinct CPU kernels:
 - ``prewarm``: ``prewarm(builds)``, rank r compiling ``builds[r::R]`` first.
 
 Printed: wall time from the start to the last process's exit, the same with
-every kernel already cached (``warm``), and per kernel of a warm prewarm.
+every kernel already cached (``warm``), and per kernel of a warm prewarm; each
+the median of ``--repeat`` runs on fresh caches, after one unreported run that
+warms the file system's caches (the compiler, the headers, the Python packages),
+which the first run would otherwise pay alone.
 Target (issue 28): 2 ranks' prewarm <= 0.6x of one process compiling all.
 """
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -62,6 +66,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", type=int, default=8, help="distinct kernels (default: 8)")
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4], help="process counts (default: 1 2 4)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per row, the median printed (default: 3)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "worker.py")
@@ -69,12 +74,15 @@ def main():
             f.write(textwrap.dedent(WORKER).replace("{kernel}", MATMUL_PLUS_C))
         print(f"{args.kernels} kernels; wall s from start to the last exit (kernel phase s in brackets)")
         print(f"{'ranks':>5} {'mode':>8} {'cold':>14} {'warm':>14} {'warm per kernel':>16}")
+        run(script, os.path.join(tmp, "kc-warm-up"), args.kernels, 1, "serial")
         base = None
         for ranks in args.ranks:
             for mode in ("serial", "prewarm"):
-                cache = os.path.join(tmp, f"kc-{ranks}-{mode}")
-                cold, cold_k = run(script, cache, args.kernels, ranks, mode)
-                warm, warm_k = run(script, cache, args.kernels, ranks, mode)
+                runs = []
+                for rep in range(args.repeat):
+                    cache = os.path.join(tmp, f"kc-{ranks}-{mode}-{rep}")
+                    runs.append(run(script, cache, args.kernels, ranks, mode) + run(script, cache, args.kernels, ranks, mode))
+                cold, cold_k, warm, warm_k = (statistics.median(r[i] for r in runs) for i in range(4))
                 base = cold if base is None else base
                 print(f"{ranks:>5} {mode:>8} {cold:>7.1f} ({cold_k:4.1f}) {warm:>7.1f} ({warm_k:4.1f}) "
                       f"{1000 * warm_k / args.kernels:>13.1f} ms   cold {cold / base:.2f}x of 1 rank serial")
