@@ -17,7 +17,7 @@ _ALLOWED = {"paddle_runtime/driver.py", "paddle_runtime/seams.py", "paddle_runti
 _ASKS = (
     "paddle.CUDAPlace", "paddle.CPUPlace", "paddle.CUDAPinnedPlace", "paddle.is_compiled_with_cuda",
     "paddle.device", "paddle.set_device", "paddle.get_device", "paddle.empty", "paddle.zeros", "paddle.ones",
-    "paddle.full", "paddle.to_tensor", "paddle.randn", "paddle.rand", "paddle.randint",
+    "paddle.full", "paddle.to_tensor", "paddle.randn", "paddle.rand", "paddle.randint", "paddle.assign",
     "_C_ops.empty", "_C_ops.zeros", "_C_ops.full", "_C_ops.randint", "_C_ops.uniform", "_C_ops.gaussian",
     "core._get_current_stream", "core.get_cuda_current_device_id", "core._set_current_device",
     "paddle.base.framework._current_expected_place", "framework._current_expected_place_",
@@ -81,3 +81,4 @@ def test_the_scan_sees_what_it_looks_for():
     assert any("a tensor's place" in c for c in seen), seen
     assert any(c == "from paddle import _C_ops" for c in seen), seen
     assert any(c.startswith("paddle.utils.dlpack") for c in seen), seen
+    assert any(c.startswith("paddle.assign") for c in seen), seen

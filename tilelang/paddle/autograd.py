@@ -59,7 +59,7 @@ def _tensor_arguments(forward: Callable, args: tuple, kwargs: dict) -> tuple[lis
 def _contiguous(grad: paddle.Tensor) -> paddle.Tensor:
     # Tensor.contiguous() in Paddle 3.3 re-materialises the tensor in place (returns
     # the same object); a copy leaves the caller's gradient untouched.
-    return grad if grad.is_contiguous() else paddle.assign(grad)
+    return grad if grad.is_contiguous() else _driver.paddle_driver().copy(grad)
 
 
 def autograd_function(forward: Callable, backward: Callable | None = None, *, name: str | None = None) -> Callable:

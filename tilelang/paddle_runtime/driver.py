@@ -34,6 +34,8 @@ The interface (a driver is any object with these; ``index`` is a GPU ordinal):
     every framework dtype (through a same-width view where ``empty`` lacks one).
 ``randint(low, high, shape, place)``, ``uniform(shape, low, high, place)``, ``normal(shape, mean, std, place)``
     Random draws on ``place`` (int64; float32) from the framework's seeded generator (test-input supply).
+``zeros(shape, dtype, place)``, ``copy(tensor)``
+    For autograd: a zero gradient; a contiguous copy of a strided gradient on its own place.
 ``dtype(name)``
     ``(allocation dtype, view dtype or None)`` for a TileLang dtype name: the
     framework's dtype, or a same-width one to allocate and view when the
@@ -136,6 +138,12 @@ class PaddleDriver:
     @staticmethod
     def normal(shape, mean, std, place):
         return _C_ops.gaussian(shape, mean, std, 0, paddle.float32, place)
+
+    @staticmethod
+    def copy(tensor):
+        # paddle.assign(x) (python/paddle/tensor/creation.py assign): _C_ops.assign, a new contiguous tensor
+        # on x's place.
+        return paddle.assign(tensor)
 
     @staticmethod
     def zeros(shape, dtype, place):
