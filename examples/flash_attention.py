@@ -47,17 +47,19 @@ import tilelang.language as T  # noqa: E402
 from common import compile_error, paddle_sees_gpu, time_us  # noqa: E402
 
 
-def online_softmax_step(rows, cols, dim, scale):
-    """One key tile's online-softmax update, shared by both kernels (inlined where it is called).
+def online_softmax(rows, cols, dim, scale):
+    """One key tile's online-softmax update as two macros, shared by the kernels (inlined where called).
 
-    With ``s`` the tile's raw scores ``[rows, cols]``: the running row maximum and sum take the tile
-    in, ``s`` becomes ``exp2(s * scale - max * scale)`` and is copied to ``p`` (the next GEMM's
-    operand), and ``out`` (``[rows, dim]``), accumulated under the old maximum, is rescaled to the new.
+    ``stats``: with ``s`` the tile's raw scores ``[rows, cols]``, the running row maximum and sum take the
+    tile in and ``s`` becomes ``exp2(s * scale - max * scale)``; ``rescale`` is the old maximum's factor.
+    ``finish``: ``s`` is copied to ``p`` (the next GEMM's operand) and ``out`` (``[rows, dim]``),
+    accumulated under the old maximum, is rescaled to the new. Split so that the ping-pong schedule can
+    run ``stats`` while the previous tile's P V GEMM still writes ``out``.
     """
     acc = "float32"
 
     @T.macro
-    def step(s, p, out, row_max, prev_max, rescale, tile_sum, row_sum):
+    def stats(s, row_max, prev_max, rescale, tile_sum, row_sum):
         T.copy(row_max, prev_max)
         T.fill(row_max, -T.infinity(acc))
         T.reduce_max(s, row_max, dim=1, clear=False)
@@ -69,20 +71,36 @@ def online_softmax_step(rows, cols, dim, scale):
         T.reduce_sum(s, tile_sum, dim=1)
         for i in T.Parallel(rows):
             row_sum[i] = row_sum[i] * rescale[i] + tile_sum[i]
+
+    @T.macro
+    def finish(s, p, out, rescale):
         T.copy(s, p)
         for i, j in T.Parallel(rows, dim):
             out[i, j] *= rescale[i]
 
-    return step
+    return stats, finish
 
 
-def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block_N=128, stages=1, threads=256):
+# Measured on an H200 against torch SDPA at b4 h16 s4096 d128 (docs/performance.md, "Flash attention"):
+# non-causal runs fastest with the ping-pong schedule and 160-key tiles, causal with the serial one
+# and 176-key tiles; both with fast math (--use_fast_math: exp2 as one ex2.approx.ftz).
+FA_SCHEDULES = {False: dict(block_N=160, schedule="pingpong"), True: dict(block_N=176, schedule="serial")}
+FAST_MATH = {"tl.enable_fast_math": True}
+
+
+def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block_N=None, stages=1, threads=256,
+                        schedule=None):
     """Flash-attention forward for ``[batch, seq, heads, dim]`` float16 Q, K, V.
 
-    Defaults are for Hopper (H100/H200): 128x128 tiles and two warpgroups (256
-    threads), the fastest of the configurations timed on an H200 with upstream
-    tilelang 0.1.15 on torch (docs/performance.md, "GPU kernels"; the old 64x64/128-thread tile
-    ran at 0.6x torch SDPA, this one at 0.92x non-causal).
+    Defaults are for Hopper (H100/H200): 128-query tiles, two consumer warpgroups (256 threads) that
+    each own 64 query rows, and ``block_N``/``schedule`` from ``FA_SCHEDULES`` for ``causal``, the
+    fastest of the configurations timed on an H200 with upstream tilelang 0.1.15 on torch
+    (docs/performance.md). The program carries ``FAST_MATH`` as its pass configs.
+
+    ``schedule="serial"``: each tile's Q K^T, softmax and P V in turn. ``"pingpong"`` (FlashAttention-3's
+    schedule): iteration t issues Q K_t^T and the previous tile's P V without waiting
+    (``T.wgmma_gemm``), runs tile t's softmax while P V is still in flight, and the two warpgroups take
+    turns issuing their GEMMs (named barriers 5 and 6), so one's softmax overlaps the other's GEMMs.
 
     Any ``seq``: key rows past the end of the sequence are masked out of the
     softmax (their tile is zero-filled by ``T.copy``, which a plain softmax would
@@ -90,11 +108,34 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
     query blocks are launched longest-first (the last block has the most tiles),
     so the short ones fill the tail of the grid instead of the long ones.
     """
+    chosen = FA_SCHEDULES[bool(causal)]
+    block_N = chosen["block_N"] if block_N is None else block_N
+    schedule = chosen["schedule"] if schedule is None else schedule
+    if schedule not in ("serial", "pingpong"):
+        raise ValueError(f"schedule: expected 'serial' or 'pingpong', got {schedule!r}")
+    pingpong = schedule == "pingpong"
     scale = 1.0 / math.sqrt(dim) * 1.4426950408889634  # softmax via exp2: fold log2(e) into the scale
     shape = [batch, seq, heads, dim]
     dtype, acc = "float16", "float32"
     ragged = seq % block_N != 0  # the last key tile runs past the sequence
-    softmax_step = online_softmax_step(block_M, block_N, dim, scale)
+    stats, finish = online_softmax(block_M, block_N, dim, scale)
+
+    @T.macro
+    def init_scores(s, bq, t, tiles):
+        """Scores start at 0 (kept) or -inf (masked): past the diagonal (causal), the sequence's end, or
+        the ping-pong loop's extra last iteration (t == tiles: every score masked, the softmax a no-op)."""
+        if causal:  # only a tile reaching past the diagonal (or the sequence's end) has masked scores
+            if ((t + 1) * block_N > bq * block_M + 1) | ((t + 1) * block_N > seq):
+                for i, j in T.Parallel(block_M, block_N):
+                    s[i, j] = T.if_then_else((bq * block_M + i >= t * block_N + j) & (t * block_N + j < seq),
+                                             0, -T.infinity(acc))
+            else:
+                T.clear(s)
+        elif ragged or pingpong:
+            for i, j in T.Parallel(block_M, block_N):
+                s[i, j] = T.if_then_else((t * block_N + j < seq) & (t < tiles), 0, -T.infinity(acc))
+        else:
+            T.clear(s)
 
     @T.prim_func
     def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), V: T.Tensor(shape, dtype), O: T.Tensor(shape, dtype)):
@@ -116,27 +157,47 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
             tiles = T.ceildiv(seq, block_N)
             if causal:  # tiles wholly above the diagonal are never loaded
                 tiles = T.min(tiles, T.ceildiv((bq + 1) * block_M, block_N))
-            for t in T.Pipelined(tiles, num_stages=stages):
-                T.copy(K[b, t * block_N:(t + 1) * block_N, h, :], k)
-                if causal:  # scores start at 0 (kept) or -inf (masked)
-                    for i, j in T.Parallel(block_M, block_N):
-                        s[i, j] = T.if_then_else((bq * block_M + i >= t * block_N + j) & (t * block_N + j < seq),
-                                                 0, -T.infinity(acc))
-                elif ragged:
-                    for i, j in T.Parallel(block_M, block_N):
-                        s[i, j] = T.if_then_else(t * block_N + j < seq, 0, -T.infinity(acc))
-                else:
-                    T.clear(s)
-                T.gemm(q, k, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-                softmax_step(s, p, out, row_max, prev_max, rescale, tile_sum, row_sum)
-                T.copy(V[b, t * block_N:(t + 1) * block_N, h, :], v)
-                T.gemm(p, v, out, policy=T.GemmWarpPolicy.FullRow)
+            if pingpong:
+                held = T.alloc_local([1], dtype)
+                warpgroup = T.get_thread_binding() // 128
+                T.clear(p)  # iteration 0's P V adds nothing
+                # Iteration t: S = Q K_t^T (t < tiles) and O += P_{t-1} V_{t-1}, both issued before either is
+                # waited for; iteration `tiles` only finishes the last P V (its scores all masked).
+                for t in T.Pipelined(tiles + 1, num_stages=stages):
+                    T.copy(K[b, t * block_N:(t + 1) * block_N, h, :], k)
+                    T.copy(V[b, T.max(t - 1, 0) * block_N:(T.max(t - 1, 0) + 1) * block_N, h, :], v)
+                    init_scores(s, bq, t, tiles)
+                    if (t > 0) | (warpgroup == 1):  # warpgroup 0 issues first, then they take turns
+                        T.sync_threads(5 + warpgroup, 256)
+                    if t < tiles:
+                        T.wgmma_gemm(q, k, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                    T.wgmma_gemm(p, v, out, policy=T.GemmWarpPolicy.FullRow)
+                    T.named_barrier_arrive(6 - warpgroup, 256)
+                    T.wait_wgmma(1)
+                    # The pipeline releases a buffer after its last reader: read K (V) once its GEMM has
+                    # landed, or the release would follow the asynchronous issue and the next load overwrite it.
+                    held[0] = k[0, 0]
+                    stats(s, row_max, prev_max, rescale, tile_sum, row_sum)
+                    T.wait_wgmma(0)
+                    held[0] = v[0, 0]
+                    finish(s, p, out, rescale)
+                if warpgroup == 0:
+                    T.sync_threads(5, 256)  # warpgroup 1's last turn, so no arrival is left pending
+            else:
+                for t in T.Pipelined(tiles, num_stages=stages):
+                    T.copy(K[b, t * block_N:(t + 1) * block_N, h, :], k)
+                    init_scores(s, bq, t, tiles)
+                    T.gemm(q, k, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                    stats(s, row_max, prev_max, rescale, tile_sum, row_sum)
+                    finish(s, p, out, rescale)
+                    T.copy(V[b, t * block_N:(t + 1) * block_N, h, :], v)
+                    T.gemm(p, v, out, policy=T.GemmWarpPolicy.FullRow)
             for i, j in T.Parallel(block_M, dim):
                 out[i, j] /= row_sum[i]
             T.copy(out, o)
             T.copy(o, O[b, bq * block_M:(bq + 1) * block_M, h, :])
 
-    return main
+    return main.with_attr("tilelang_pass_configs", FAST_MATH)
 
 
 def decode_splits(batch, heads, kv_len, block_N=128, sms=132):
@@ -175,7 +236,7 @@ def flash_decode_fwd(batch, heads, kv_len, dim, splits=None, block_N=128, thread
     tiles = T.ceildiv(kv_len, block_N)
     per_split = T.ceildiv(tiles, splits)
     ragged = kv_len % block_N != 0
-    softmax_step = online_softmax_step(rows, block_N, dim, scale)
+    stats, finish = online_softmax(rows, block_N, dim, scale)
 
     @T.prim_func
     def main(Q: T.Tensor([batch, heads, dim], dtype), K: T.Tensor([batch, kv_len, heads, dim], dtype),
@@ -207,7 +268,8 @@ def flash_decode_fwd(batch, heads, kv_len, dim, splits=None, block_N=128, thread
                 else:
                     T.clear(s)
                 T.gemm(q, k, s, transpose_B=True, policy=T.GemmWarpPolicy.FullCol)
-                softmax_step(s, p, out, row_max, prev_max, rescale, tile_sum, row_sum)
+                stats(s, row_max, prev_max, rescale, tile_sum, row_sum)
+                finish(s, p, out, rescale)
                 T.copy(V[b, base:base + block_N, h, :], v)
                 T.gemm(p, v, out, policy=T.GemmWarpPolicy.FullCol)
             # An empty range has row_sum 0 and out 0: its part is 0 with log-sum-exp -inf (weight 0).

@@ -62,17 +62,25 @@ GEMM_SMALL = dict(block_M=64, block_N=128, block_K=128, stages=3, threads=128, s
 # rows (one MMA tile, the padding is at most 15 rows of A) by a narrow column panel, for enough blocks to keep
 # the whole GPU reading, with deep K slices in flight. Timed on an H200 at M = 16 (docs/performance.md,
 # "Decode-shaped GEMM"): long K takes 32 columns and 512-deep slices, short K (<= 2048, few slices) 64 columns.
+# Long K with too few column panels to give every SM one (N <= 2112 at 32 columns on 132 SMs) splits K in two:
+# each panel is a cluster of two blocks, one per half of K, summed through distributed shared memory
+# (N = 2048, K = 7168 on an H200: bf16 0.82-0.89x -> 0.90-1.19x cuBLAS with B in L2, see gemm_cuda).
 GEMM_DECODE_LONG_K = dict(block_M=16, block_N=32, block_K=512, stages=3, threads=128, swizzle=0)
 GEMM_DECODE_SHORT_K = dict(block_M=16, block_N=64, block_K=256, stages=4, threads=128, swizzle=0)
+GEMM_DECODE_SPLIT_K = dict(block_M=16, block_N=32, block_K=512, stages=4, threads=128, swizzle=0, split_k=2)
 
 
-def gemm_config(M, N, K=None) -> dict:
+def gemm_config(M, N, K=None, sms=132) -> dict:
     """The Hopper tile configuration for an M x N (x K) output.
 
-    M <= 16 (a static int): the decode schedule; otherwise large tiles once there are >= 128 of them (~1 wave).
+    M <= 16 (a static int): the decode schedule, split over K when its column panels would leave half of the
+    ``sms`` SMs (132 on an H100/H200 SXM) idle; otherwise large tiles once there are >= 128 of them (~1 wave).
     """
     if isinstance(M, int) and M <= 16 and K is not None:
-        return GEMM_DECODE_SHORT_K if K <= 2048 else GEMM_DECODE_LONG_K
+        if K <= 2048:
+            return GEMM_DECODE_SHORT_K
+        panels = -(-N // GEMM_DECODE_LONG_K["block_N"])
+        return GEMM_DECODE_SPLIT_K if 2 * panels <= sms else GEMM_DECODE_LONG_K
     tiles = -(-M // GEMM_LARGE["block_M"]) * -(-N // GEMM_LARGE["block_N"])
     return GEMM_LARGE if tiles >= 128 else GEMM_SMALL
 
@@ -95,7 +103,7 @@ def has_pdl(arch=None) -> bool:
 
 
 def gemm_cuda(M, N, K, block_M=None, block_N=None, block_K=None, dtype="float16", accum_dtype="float32",
-              stages=None, threads=None, swizzle=None, pdl=None):
+              stages=None, threads=None, swizzle=None, pdl=None, split_k=None):
     """Tiled GEMM for NVIDIA GPUs: tiles staged in shared memory, accumulated in registers.
 
     Tile parameters left as None come from :func:`gemm_config` (Hopper-tuned; a 16-row
@@ -110,6 +118,10 @@ def gemm_cuda(M, N, K, block_M=None, block_N=None, block_K=None, dtype="float16"
     the first load (``griddepcontrol.wait``). That lets the kernel launch as a programmatic
     dependent on Hopper: its set-up overlaps the end of the kernel before it, as cuBLAS's
     does (0.95-0.96x -> 1.02-1.03x cuBLAS at 1024^3 back to back on an H200).
+    ``split_k`` 2 (default: from :func:`gemm_config`, where ``pdl`` holds, since it needs Hopper's thread-block
+    clusters) gives each column panel two blocks, one per half of K, in a cluster: the second stores its
+    float32 partial tile into the first's shared memory and arrives at the cluster barrier, the first waits
+    there, adds and stores. That fills the GPU where a decode GEMM has few column panels (docs/performance.md).
     Any M, N, K: ``T.copy`` masks the partial tiles at the edges.
     """
     config = gemm_config(M, N, K)
@@ -120,6 +132,11 @@ def gemm_cuda(M, N, K, block_M=None, block_N=None, block_K=None, dtype="float16"
     threads = config["threads"] if threads is None else threads
     swizzle = config["swizzle"] if swizzle is None else swizzle
     pdl = has_pdl() if pdl is None else pdl
+    split_k = (config.get("split_k", 1) if pdl else 1) if split_k is None else split_k
+    if split_k not in (1, 2):
+        raise ValueError(f"split_k: expected 1 or 2 (blocks per column panel over K), got {split_k!r}")
+    if split_k == 2:
+        return _gemm_split_k(M, N, K, block_M, block_N, block_K, dtype, accum_dtype, stages, threads, pdl)
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
@@ -143,6 +160,43 @@ def gemm_cuda(M, N, K, block_M=None, block_N=None, block_K=None, dtype="float16"
                 T.copy(C_shared, C[by * block_M, bx * block_N])
 
     return main
+
+
+def _gemm_split_k(M, N, K, block_M, block_N, block_K, dtype, accum_dtype, stages, threads, pdl):
+    """:func:`gemm_cuda` with K split between the two blocks of a cluster (``split_k=2``)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N) * 2, T.ceildiv(M, block_M), threads=threads,
+                      cluster_dims=(2, 1, 1)) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            partial = T.alloc_shared((block_M, block_N), accum_dtype)  # the second block's, staged to send
+            received = T.alloc_shared((block_M, block_N), accum_dtype)  # the first block's copy of it
+            half, col = bx % 2, bx // 2  # the two blocks of a cluster are neighbours in x
+            slices = T.ceildiv(T.ceildiv(K, block_K), 2)
+            if pdl:
+                T.pdl_sync()
+            T.clear(C_local)
+            for ko in T.Pipelined(slices, num_stages=stages):
+                T.copy(A[by * block_M, (half * slices + ko) * block_K], A_shared)
+                T.copy(B[(half * slices + ko) * block_K, col * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            if half == 1:
+                T.copy(C_local, partial)
+                T.copy_cluster(partial, received, dst_block=0)  # stores into block 0's shared memory
+                T.cluster_arrive()  # release: the stores are visible to a block that has waited
+            else:
+                T.cluster_arrive()
+                T.cluster_wait()  # acquire: block 1's stores have landed
+                for i, j in T.Parallel(block_M, block_N):
+                    C_local[i, j] += received[i, j]
+                T.copy(C_local, C[by * block_M, col * block_N])
+
+    # Block 1 may store into `received` while block 0 is still in its loop, so it must not share memory
+    # with the pipeline's buffers (TileLang reuses shared memory by liveness unless told not to).
+    return main.with_attr("tilelang_pass_configs", {"tl.disable_shared_memory_reuse": True})
 
 
 def gemm_cpu(M, N, K, block_M=32, block_N=32, block_K=32, dtype="float32"):

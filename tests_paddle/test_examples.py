@@ -172,9 +172,18 @@ def _cuda_programs():
         "rmsnorm hidden 4097": (rmsnorm_cuda(4097), [2]),
         # Decode shapes (M <= 16): the 16-row schedule, long K and short K, and an odd size.
         "gemm decode fp16 1x4096x4096": (gemm_cuda(1, 4096, 4096, dtype="float16", pdl=True), [2]),
-        "gemm decode bf16 16x2048x7168": (gemm_cuda(16, 2048, 7168, dtype="bfloat16", pdl=True), [2]),
+        "gemm decode split-K bf16 16x2048x7168": (gemm_cuda(16, 2048, 7168, dtype="bfloat16", pdl=True), [2]),
         "gemm decode fp16 8x7168x2048": (gemm_cuda(8, 7168, 2048, dtype="float16", pdl=True), [2]),
         "gemm decode bf16 3x4095x1000": (gemm_cuda(3, 4095, 1000, dtype="bfloat16", pdl=True), [2]),
+        # Long K over few column panels: split over K between the two blocks of a cluster; an odd size too.
+        "gemm decode split-K fp16 1x2048x7168": (gemm_cuda(1, 2048, 7168, dtype="float16", pdl=True), [2]),
+        "gemm decode split-K bf16 8x2048x7168": (gemm_cuda(8, 2048, 7168, dtype="bfloat16", pdl=True), [2]),
+        "gemm decode split-K fp16 5x2047x7001": (gemm_cuda(5, 2047, 7001, dtype="float16", pdl=True), [2]),
+        # The measured flash-attention shape in both schedules (ping-pong non-causal, serial causal).
+        "flash-attention pingpong b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128), [3]),
+        "flash-attention causal serial b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, causal=True), [3]),
+        "flash-attention pingpong causal seq 1000": (flash_attention_fwd(1, 2, 1000, 64, causal=True,
+                                                                         schedule="pingpong"), [3]),
         # Decode attention (one query token): KV split over the SMs, then merged; ragged and long KV.
         "flash-decode b4 h16 kv4096 d128": (flash_decode_fwd(4, 16, 4096, 128), [5]),
         "flash-decode b1 h8 kv1000 d128": (flash_decode_fwd(1, 8, 1000, 128), [5]),
@@ -185,8 +194,11 @@ def _cuda_programs():
 CUDA_PROGRAMS = ["rmsnorm", "softmax", "gemm fp16", "gemm bf16", "train_mlp gemm", "flash-attention",
                  "flash-attention causal", "gemm fp16 1000x1030x999", "gemm bf16 4095x4097x4093",
                  "flash-attention seq 77", "flash-attention causal seq 1000 d128", "softmax cols 1000",
-                 "rmsnorm hidden 4097", "gemm decode fp16 1x4096x4096", "gemm decode bf16 16x2048x7168",
+                 "rmsnorm hidden 4097", "gemm decode fp16 1x4096x4096", "gemm decode split-K bf16 16x2048x7168",
                  "gemm decode fp16 8x7168x2048", "gemm decode bf16 3x4095x1000",
+                 "gemm decode split-K fp16 1x2048x7168", "gemm decode split-K bf16 8x2048x7168",
+                 "gemm decode split-K fp16 5x2047x7001", "flash-attention pingpong b4 h16 s4096 d128",
+                 "flash-attention causal serial b4 h16 s4096 d128", "flash-attention pingpong causal seq 1000",
                  "flash-decode b4 h16 kv4096 d128", "flash-decode b1 h8 kv1000 d128",
                  "flash-decode b2 h32 kv32768 d128 splits 3"]
 
@@ -203,6 +215,15 @@ def test_example_cuda_kernels_compile_for_sm_90a(name):
     if name.startswith("flash-decode"):
         kernels = set(re.findall(r"__global__ void (?:__launch_bounds__\([^)]*\) )?(\w+)\(", source))
         assert kernels == {"main_kernel", "main_kernel_1"}, kernels      # the split kernel and the merge
+    # The split-K GEMM's second block stores into the first's shared memory and both meet at the cluster
+    # barrier; every other decode GEMM is one block per column panel.
+    split_k = "map_shared_rank" in source and "cluster_arrive" in source
+    if name.startswith("gemm decode"):
+        assert split_k == ("split-K" in name), name
+    # The ping-pong schedule's warpgroups take turns at named barriers 5 and 6; the serial one has none.
+    if name.startswith("flash-attention"):
+        pingpong = "__named_barrier_arrive" in source
+        assert pingpong == ("pingpong" in name or name in ("flash-attention", "flash-attention seq 77")), name
 
 
 @pytest.mark.skipif(HAS_GPU, reason="Paddle sees a GPU: the example runs (test_gpu.py)")
@@ -212,6 +233,44 @@ def test_flash_attention_example_without_gpu_compiles_only(args, what):
     proc = _run_example("flash_attention.py", *args, *(["--arch", "sm_90a"] if NVCC else []))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (f"[compile only] {what} compiled for sm_90a" if NVCC else "Paddle sees no GPU") in proc.stdout
+
+
+def test_decode_gemm_splits_k_exactly_where_its_column_panels_leave_half_the_sms_idle():
+    """Seeded shapes: split-K (two blocks per panel) never launches more than one wave of panels, and a long-K
+    decode GEMM without it has more panels than half the SMs; no split before Hopper (no clusters)."""
+    import random
+    import sys
+
+    sys.path.insert(0, str(EXAMPLES))
+    from quickstart import GEMM_DECODE_LONG_K, GEMM_DECODE_SHORT_K, gemm_config, gemm_cuda
+
+    rng = random.Random(30)
+    for _ in range(300):
+        M, N, K, sms = rng.randint(1, 16), rng.randint(1, 8192), rng.randint(1, 16384), rng.choice([78, 108, 132])
+        config = gemm_config(M, N, K, sms=sms)
+        panels = -(-N // config["block_N"])
+        if K <= 2048:
+            assert config is GEMM_DECODE_SHORT_K, (M, N, K)
+        elif config.get("split_k") == 2:
+            assert 2 * panels <= sms, (M, N, K, sms)
+        else:
+            assert config is GEMM_DECODE_LONG_K and 2 * panels > sms, (M, N, K, sms)
+    assert gemm_config(17, 2048, 7168).get("split_k") is None  # M > 16 is not a decode shape
+    # pdl=False stands for a GPU older than Hopper: the same shape takes one block per panel.
+    assert "cluster_dims" not in gemm_cuda(1, 2048, 7168, pdl=False).script()
+    assert "cluster_dims" in gemm_cuda(1, 2048, 7168, pdl=True).script()
+    with pytest.raises(ValueError, match=r"split_k: expected 1 or 2 \(blocks per column panel over K\), got 4"):
+        gemm_cuda(1, 2048, 7168, pdl=True, split_k=4)
+
+
+def test_flash_attention_schedule_is_checked():
+    import sys
+
+    sys.path.insert(0, str(EXAMPLES))
+    from flash_attention import flash_attention_fwd
+
+    with pytest.raises(ValueError, match=r"schedule: expected 'serial' or 'pingpong', got 'fa3'"):
+        flash_attention_fwd(1, 2, 128, 64, schedule="fa3")
 
 
 def test_decode_splits_fill_one_wave_and_never_exceed_the_tiles():
