@@ -64,7 +64,7 @@ GEMM_SMALL = dict(block_M=64, block_N=128, block_K=128, stages=3, threads=128, s
 # "Decode-shaped GEMM"): long K takes 32 columns and 512-deep slices, short K (<= 2048, few slices) 64 columns.
 # Long K with too few column panels to give every SM one (N <= 2112 at 32 columns on 132 SMs) splits K in two:
 # each panel is a cluster of two blocks, one per half of K, summed through distributed shared memory
-# (N = 2048, K = 7168 on an H200: bf16 0.82-0.89x -> 0.90-1.19x cuBLAS with B in L2, see gemm_cuda).
+# (N = 2048, K = 7168 on an H200, B in L2: bf16 0.82-0.90x -> 0.87-1.17x cuBLAS; docs/performance.md).
 GEMM_DECODE_LONG_K = dict(block_M=16, block_N=32, block_K=512, stages=3, threads=128, swizzle=0)
 GEMM_DECODE_SHORT_K = dict(block_M=16, block_N=64, block_K=256, stages=4, threads=128, swizzle=0)
 GEMM_DECODE_SPLIT_K = dict(block_M=16, block_N=32, block_K=512, stages=4, threads=128, swizzle=0, split_k=2)
