@@ -62,7 +62,7 @@ GEMM_SMALL = dict(block_M=64, block_N=128, block_K=128, stages=3, threads=128, s
 # rows (one MMA tile, the padding is at most 15 rows of A) by a narrow column panel, for enough blocks to keep
 # the whole GPU reading, with deep K slices in flight. Timed on an H200 at M = 16 (docs/performance.md,
 # "Decode-shaped GEMM"): long K takes 32 columns and 512-deep slices, short K (<= 2048, few slices) 64 columns.
-# Long K with too few column panels to give every SM one (N <= 2112 at 32 columns on 132 SMs) splits K in two:
+# Long K with at most one column panel per two SMs (N <= 2112 at 32 columns on 132 SMs) splits K in two:
 # each panel is a cluster of two blocks, one per half of K, summed through distributed shared memory
 # (N = 2048, K = 7168 on an H200, B in L2: bf16 0.82-0.90x -> 0.87-1.17x cuBLAS; docs/performance.md).
 GEMM_DECODE_LONG_K = dict(block_M=16, block_N=32, block_K=512, stages=3, threads=128, swizzle=0)
@@ -176,6 +176,9 @@ def _gemm_split_k(M, N, K, block_M, block_N, block_K, dtype, accum_dtype, stages
             received = T.alloc_shared((block_M, block_N), accum_dtype)  # the first block's copy of it
             half, col = bx % 2, bx // 2  # the two blocks of a cluster are neighbours in x
             slices = T.ceildiv(T.ceildiv(K, block_K), 2)
+            # Two phases of the cluster barrier: the first says both blocks have started (distributed shared
+            # memory may be written only then), the second hands block 1's partial tile to block 0.
+            T.cluster_arrive_relaxed()
             if pdl:
                 T.pdl_sync()
             T.clear(C_local)
@@ -183,6 +186,7 @@ def _gemm_split_k(M, N, K, block_M, block_N, block_K, dtype, accum_dtype, stages
                 T.copy(A[by * block_M, (half * slices + ko) * block_K], A_shared)
                 T.copy(B[(half * slices + ko) * block_K, col * block_N], B_shared)
                 T.gemm(A_shared, B_shared, C_local)
+            T.cluster_wait()
             if half == 1:
                 T.copy(C_local, partial)
                 T.copy_cluster(partial, received, dst_block=0)  # stores into block 0's shared memory
