@@ -38,6 +38,7 @@ if __name__ == "__main__":
     parse_args()  # --help and argument errors answer before the seconds Paddle and TileLang take to import
 
 import math  # noqa: E402
+import re  # noqa: E402
 import shutil  # noqa: E402
 
 import paddle  # noqa: E402
@@ -83,19 +84,40 @@ def online_softmax(rows, cols, dim, scale):
 
 # Measured on an H200 against torch SDPA at b4 h16 s4096 d128 (docs/performance.md, "Flash attention"):
 # non-causal runs fastest with the ping-pong schedule and 128-key tiles, causal with the serial one
-# and 176-key tiles; both with fast math (--use_fast_math: exp2 as one ex2.approx.ftz).
+# and 176-key tiles; both with fast math (--use_fast_math: exp2 as one ex2.approx.ftz). The ping-pong
+# schedule issues Hopper's WGMMA itself, so other GPUs keep the serial schedule with 128x128 tiles.
 FA_SCHEDULES = {False: dict(block_N=128, schedule="pingpong"), True: dict(block_N=176, schedule="serial")}
+FA_SCHEDULE_NOT_HOPPER = dict(block_N=128, schedule="serial")
 FAST_MATH = {"tl.enable_fast_math": True}
 
 
+def has_wgmma(arch=None) -> bool:
+    """Whether kernels for ``arch`` (e.g. "sm_90a"; None: Paddle's current GPU) can issue Hopper's WGMMA.
+
+    WGMMA exists on compute capability 9.x only (Blackwell's tensor cores take tcgen05 instead), and
+    ``T.wgmma_gemm`` fails to compile elsewhere rather than fall back.
+    """
+    if arch is not None:
+        match = re.fullmatch(r"sm_(\d+)[af]?", arch)
+        if match is None:
+            raise ValueError(f"arch: expected a CUDA arch such as sm_80 or sm_90a, got {arch!r}")
+        return int(match.group(1)) // 10 == 9
+    if not paddle_sees_gpu():
+        return False
+    # python/paddle/device/cuda/__init__.py get_device_capability: cudaDeviceProp major/minor of the current GPU
+    return paddle.device.cuda.get_device_capability()[0] == 9
+
+
 def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block_N=None, stages=1, threads=256,
-                        schedule=None):
+                        schedule=None, arch=None):
     """Flash-attention forward for ``[batch, seq, heads, dim]`` float16 Q, K, V.
 
     Defaults are for Hopper (H100/H200): 128-query tiles, two consumer warpgroups (256 threads) that
     each own 64 query rows, and ``block_N``/``schedule`` from ``FA_SCHEDULES`` for ``causal``, the
     fastest of the configurations timed on an H200 with upstream tilelang 0.1.15 on torch
-    (docs/performance.md). The program carries ``FAST_MATH`` as its pass configs.
+    (docs/performance.md); ``FA_SCHEDULE_NOT_HOPPER`` where :func:`has_wgmma` says no for ``arch``
+    (default: Paddle's current GPU; pass it when compiling for another). The program carries
+    ``FAST_MATH`` as its pass configs.
 
     ``schedule="serial"``: each tile's Q K^T, softmax and P V in turn. ``"pingpong"`` (FlashAttention-3's
     schedule): iteration t issues Q K_t^T and the previous tile's P V without waiting
@@ -108,12 +130,15 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
     query blocks are launched longest-first (the last block has the most tiles),
     so the short ones fill the tail of the grid instead of the long ones.
     """
-    chosen = FA_SCHEDULES[bool(causal)]
+    chosen = FA_SCHEDULES[bool(causal)] if has_wgmma(arch) else FA_SCHEDULE_NOT_HOPPER
     block_N = chosen["block_N"] if block_N is None else block_N
     schedule = chosen["schedule"] if schedule is None else schedule
     if schedule not in ("serial", "pingpong"):
         raise ValueError(f"schedule: expected 'serial' or 'pingpong', got {schedule!r}")
     pingpong = schedule == "pingpong"
+    if pingpong and (threads, block_M) != (256, 128):  # the turns are two warpgroups of 64 query rows
+        raise ValueError(f"schedule='pingpong': needs threads=256 and block_M=128 (two warpgroups taking turns), "
+                         f"got threads={threads}, block_M={block_M}")
     scale = 1.0 / math.sqrt(dim) * 1.4426950408889634  # softmax via exp2: fold log2(e) into the scale
     shape = [batch, seq, heads, dim]
     dtype, acc = "float16", "float32"
@@ -332,7 +357,8 @@ def main(argv=None) -> int:
         program = flash_decode_fwd(args.batch, args.heads, args.seq, args.dim, splits=splits)
         what, out_idx = "flash-decode", [5]
     else:
-        program = flash_attention_fwd(args.batch, args.heads, args.seq, args.dim, args.causal)
+        program = flash_attention_fwd(args.batch, args.heads, args.seq, args.dim, args.causal,
+                                      arch=None if gpu else args.arch)
         what, out_idx = "flash-attention forward", [3]
     if not gpu:
         if args.arch and shutil.which("nvcc"):

@@ -161,13 +161,14 @@ def _cuda_programs():
         "gemm fp16": (gemm_cuda(1024, 1024, 1024, dtype="float16"), [2]),
         "gemm bf16": (gemm_cuda(1024, 1024, 1024, dtype="bfloat16"), [2]),
         "train_mlp gemm": (gemm_cuda(64, 128, 64, 64, 64, 32), [2]),
-        "flash-attention": (flash_attention_fwd(2, 8, 1024, 64), [3]),
-        "flash-attention causal": (flash_attention_fwd(2, 8, 1024, 64, causal=True), [3]),
+        "flash-attention": (flash_attention_fwd(2, 8, 1024, 64, arch="sm_90a"), [3]),
+        "flash-attention causal": (flash_attention_fwd(2, 8, 1024, 64, causal=True, arch="sm_90a"), [3]),
         # Unaligned shapes: the partial tiles at the edges (checked for correctness on an H200, docs/performance.md).
         "gemm fp16 1000x1030x999": (gemm_cuda(1000, 1030, 999, dtype="float16"), [2]),
         "gemm bf16 4095x4097x4093": (gemm_cuda(4095, 4097, 4093, dtype="bfloat16"), [2]),
-        "flash-attention seq 77": (flash_attention_fwd(1, 2, 77, 64), [3]),
-        "flash-attention causal seq 1000 d128": (flash_attention_fwd(2, 3, 1000, 128, causal=True), [3]),
+        "flash-attention seq 77": (flash_attention_fwd(1, 2, 77, 64, arch="sm_90a"), [3]),
+        "flash-attention causal seq 1000 d128": (flash_attention_fwd(2, 3, 1000, 128, causal=True,
+                                                                     arch="sm_90a"), [3]),
         "softmax cols 1000": (softmax_cuda(1000), [1]),
         "rmsnorm hidden 4097": (rmsnorm_cuda(4097), [2]),
         # Decode shapes (M <= 16): the 16-row schedule, long K and short K, and an odd size.
@@ -180,10 +181,11 @@ def _cuda_programs():
         "gemm decode split-K bf16 8x2048x7168": (gemm_cuda(8, 2048, 7168, dtype="bfloat16", pdl=True), [2]),
         "gemm decode split-K fp16 5x2047x7001": (gemm_cuda(5, 2047, 7001, dtype="float16", pdl=True), [2]),
         # The measured flash-attention shape in both schedules (ping-pong non-causal, serial causal).
-        "flash-attention pingpong b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128), [3]),
-        "flash-attention causal serial b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, causal=True), [3]),
+        "flash-attention pingpong b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, arch="sm_90a"), [3]),
+        "flash-attention causal serial b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, causal=True,
+                                                                                arch="sm_90a"), [3]),
         "flash-attention pingpong causal seq 1000": (flash_attention_fwd(1, 2, 1000, 64, causal=True,
-                                                                         schedule="pingpong"), [3]),
+                                                                         schedule="pingpong", arch="sm_90a"), [3]),
         # Decode attention (one query token): KV split over the SMs, then merged; ragged and long KV.
         "flash-decode b4 h16 kv4096 d128": (flash_decode_fwd(4, 16, 4096, 128), [5]),
         "flash-decode b1 h8 kv1000 d128": (flash_decode_fwd(1, 8, 1000, 128), [5]),
@@ -263,14 +265,40 @@ def test_decode_gemm_splits_k_exactly_where_its_column_panels_leave_half_the_sms
         gemm_cuda(1, 2048, 7168, pdl=True, split_k=4)
 
 
-def test_flash_attention_schedule_is_checked():
+def test_flash_attention_schedule_follows_the_arch_and_is_checked():
+    """Ping-pong (WGMMA issued by the kernel) is the non-causal default on Hopper only; other archs get the
+    serial schedule, which compiles anywhere; a ping-pong without two warpgroups is refused, not hung."""
+    import sys
+
+    sys.path.insert(0, str(EXAMPLES))
+    from flash_attention import flash_attention_fwd, has_wgmma
+
+    assert [has_wgmma(a) for a in ("sm_80", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120")] == \
+        [False, False, True, True, False, False]
+    with pytest.raises(ValueError, match=r"arch: expected a CUDA arch such as sm_80 or sm_90a, got 'hopper'"):
+        has_wgmma("hopper")
+    for arch, causal, turns in (("sm_90a", False, True), ("sm_90a", True, False), ("sm_80", False, False),
+                                ("sm_100a", False, False)):
+        script = flash_attention_fwd(1, 2, 1000, 64, causal=causal, arch=arch).script()
+        assert ("named_barrier_arrive" in script) == turns, (arch, causal)
+    with pytest.raises(ValueError, match=r"schedule: expected 'serial' or 'pingpong', got 'fa3'"):
+        flash_attention_fwd(1, 2, 128, 64, schedule="fa3")
+    with pytest.raises(ValueError, match=r"schedule='pingpong': needs threads=256 and block_M=128 \(two warpgroups "
+                                         r"taking turns\), got threads=128, block_M=64"):
+        flash_attention_fwd(1, 2, 128, 64, schedule="pingpong", threads=128, block_M=64)
+
+
+@needs_nvcc
+def test_flash_attention_for_an_older_arch_compiles_with_the_serial_schedule():
     import sys
 
     sys.path.insert(0, str(EXAMPLES))
     from flash_attention import flash_attention_fwd
 
-    with pytest.raises(ValueError, match=r"schedule: expected 'serial' or 'pingpong', got 'fa3'"):
-        flash_attention_fwd(1, 2, 128, 64, schedule="fa3")
+    kernel = tilelang.compile(flash_attention_fwd(1, 2, 300, 64, arch="sm_80"), out_idx=[3],
+                              target={"kind": "cuda", "arch": "sm_80"})
+    source = kernel.get_kernel_source()
+    assert "mma" in source and "wgmma" not in source and "__named_barrier_arrive" not in source
 
 
 def test_decode_splits_fill_one_wave_and_never_exceed_the_tiles():
