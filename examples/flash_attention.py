@@ -38,7 +38,6 @@ if __name__ == "__main__":
     parse_args()  # --help and argument errors answer before the seconds Paddle and TileLang take to import
 
 import math  # noqa: E402
-import re  # noqa: E402
 import shutil  # noqa: E402
 
 import paddle  # noqa: E402
@@ -46,6 +45,7 @@ import paddle  # noqa: E402
 import tilelang  # noqa: E402
 import tilelang.language as T  # noqa: E402
 from common import compile_error, paddle_sees_gpu, time_us  # noqa: E402
+from quickstart import compute_capability  # noqa: E402
 
 
 def online_softmax(rows, cols, dim, scale):
@@ -97,15 +97,8 @@ def has_wgmma(arch=None) -> bool:
     WGMMA exists on compute capability 9.x only (Blackwell's tensor cores take tcgen05 instead), and
     ``T.wgmma_gemm`` fails to compile elsewhere rather than fall back.
     """
-    if arch is not None:
-        match = re.fullmatch(r"sm_(\d+)[af]?", arch)
-        if match is None:
-            raise ValueError(f"arch: expected a CUDA arch such as sm_80 or sm_90a, got {arch!r}")
-        return int(match.group(1)) // 10 == 9
-    if not paddle_sees_gpu():
-        return False
-    # python/paddle/device/cuda/__init__.py get_device_capability: cudaDeviceProp major/minor of the current GPU
-    return paddle.device.cuda.get_device_capability()[0] == 9
+    capability = compute_capability(arch)
+    return capability is not None and capability // 10 == 9
 
 
 def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block_N=None, stages=1, threads=256,

@@ -64,7 +64,7 @@ GEMM_SMALL = dict(block_M=64, block_N=128, block_K=128, stages=3, threads=128, s
 # "Decode-shaped GEMM"): long K takes 32 columns and 512-deep slices, short K (<= 2048, few slices) 64 columns.
 # Long K with at most one column panel per two SMs (N <= 2112 at 32 columns on 132 SMs) splits K in two:
 # each panel is a cluster of two blocks, one per half of K, summed through distributed shared memory
-# (N = 2048, K = 7168 on an H200, B in L2: bf16 0.82-0.90x -> 0.87-1.17x cuBLAS; docs/performance.md).
+# (N = 2048, K = 7168 on an H200, B in L2: bf16 0.82-0.90x -> 0.87-1.18x cuBLAS; docs/performance.md).
 GEMM_DECODE_LONG_K = dict(block_M=16, block_N=32, block_K=512, stages=3, threads=128, swizzle=0)
 GEMM_DECODE_SHORT_K = dict(block_M=16, block_N=64, block_K=256, stages=4, threads=128, swizzle=0)
 GEMM_DECODE_SPLIT_K = dict(block_M=16, block_N=32, block_K=512, stages=4, threads=128, swizzle=0, split_k=2)
@@ -85,21 +85,28 @@ def gemm_config(M, N, K=None, sms=132) -> dict:
     return GEMM_LARGE if tiles >= 128 else GEMM_SMALL
 
 
+def compute_capability(arch=None) -> int | None:
+    """The compute capability of ``arch`` ("sm_90a" -> 90) or, for None, of Paddle's current GPU (None: no GPU)."""
+    if arch is not None:
+        match = re.fullmatch(r"sm_(\d+)[af]?", arch)
+        if match is None:
+            raise ValueError(f"arch: expected a CUDA arch such as sm_80 or sm_90a, got {arch!r}")
+        return int(match.group(1))
+    if not (paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0):
+        return None
+    # python/paddle/device/cuda/__init__.py get_device_capability: cudaDeviceProp (major, minor) of the current GPU
+    major, minor = paddle.device.cuda.get_device_capability()
+    return major * 10 + minor
+
+
 def has_pdl(arch=None) -> bool:
     """Whether kernels for ``arch`` (e.g. "sm_90a"; None: Paddle's current GPU) can wait with T.pdl_sync().
 
     Programmatic dependent launch needs compute capability 9.0 or newer; TileLang refuses
     ``T.pdl_sync()`` for older targets ("PDL is not supported").
     """
-    if arch is not None:
-        match = re.fullmatch(r"sm_(\d+)[af]?", arch)
-        if match is None:
-            raise ValueError(f"arch: expected a CUDA arch such as sm_80 or sm_90a, got {arch!r}")
-        return int(match.group(1)) >= 90
-    if not (paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0):
-        return False
-    # python/paddle/device/cuda/__init__.py get_device_capability: cudaDeviceProp major/minor of the current GPU
-    return paddle.device.cuda.get_device_capability()[0] >= 9
+    capability = compute_capability(arch)
+    return capability is not None and capability >= 90
 
 
 def gemm_cuda(M, N, K, block_M=None, block_N=None, block_K=None, dtype="float16", accum_dtype="float32",
