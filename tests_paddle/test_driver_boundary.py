@@ -82,3 +82,23 @@ def test_the_scan_sees_what_it_looks_for():
     assert any(c == "from paddle import _C_ops" for c in seen), seen
     assert any(c.startswith("paddle.utils.dlpack") for c in seen), seen
     assert any(c.startswith("paddle.assign") for c in seen), seen
+
+
+# What a custom operator's C++ asks Paddle about places, devices, streams and memory.
+_CPP_ASKS = ("place()", "paddle::empty", "stream()", "GetDeviceId", "SetDeviceId", "GetCurrentDeviceId")
+
+
+def _generated_text(path: pathlib.Path) -> str:
+    """Every string literal (f-string parts included) of the module that renders an op's functions."""
+    tree = ast.parse(path.read_text(), str(path))
+    return "\n".join(n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+
+
+def test_generated_operators_ask_paddle_through_op_runtime():
+    # The generated functions call the Tlp helpers of op_runtime.h, the op's one place for such questions.
+    text = _generated_text(_ROOT / "paddle" / "op_codegen.py")
+    found = [ask for ask in _CPP_ASKS if ask in text]
+    assert not found, f"op_codegen.py renders Paddle asks itself (move them into op_runtime.h): {found}"
+    header = (_ROOT / "paddle" / "op_runtime.h").read_text()
+    assert all(ask in header for ask in _CPP_ASKS), [ask for ask in _CPP_ASKS if ask not in header]
+    assert "TlpEmpty(" in text and "TlpStreamOf(" in text and "TlpDeviceOf(" in text

@@ -110,7 +110,7 @@ def _kernel_fn(op: str, k: Kernel, fn: str, lib_fn: str, in_names: list) -> str:
         static = ", ".join(str(d) if isinstance(d, int) else "-1" for d in p.dims)
         syms = ", ".join(str(sig.symbol_index(d)) if isinstance(d, str) else "-1" for d in p.dims)
         body.append(f"  TlpCheckInput(\"{op}\", \"{n}\", {n}, paddle::DataType::{PD_DTYPE[p.dtype]}, "
-                    f"{{{static}}}, {{{syms}}}, tlp_dims, tlp_bound, \"{first}\", {first}.place());")
+                    f"{{{static}}}, {{{syms}}}, tlp_dims, tlp_bound, \"{first}\", {first});")
     in_name_of = {p.index: n for p, n in zip(sig.inputs, in_names)}
     for j, sym in enumerate(sig.symbols):
         if sym.max_value < 2**63 - 1:
@@ -118,15 +118,15 @@ def _kernel_fn(op: str, k: Kernel, fn: str, lib_fn: str, in_names: list) -> str:
             body.append(f"  TlpCheckSize(\"{op}\", \"{in_name_of[index]}\", {axis}, \"{sym.name}\", tlp_dims[{j}], "
                         f"{sym.max_value}LL, \"{sym.ctype}\");")
     if sig.cuda:
-        body.append(f"  const int tlp_device = {first}.place().GetDeviceId();")
-        body.append("  TlpCurrentGpu tlp_current(tlp_device);  // before Tensor::stream(), which reads the current "
+        body.append(f"  const int tlp_device = TlpDeviceOf({first});")
+        body.append("  TlpCurrentGpu tlp_current(tlp_device);  // before TlpStreamOf, which reads the current "
                     "GPU's stream")
         body.append(f"  TlpInitOnDevice(\"{op}\", tlp_lib, tlp_device);")
     outs = []
     for j, p in enumerate(sig.outputs):
         shape = ", ".join(_dim_expr(d, sig, "tlp_dims") for d in p.dims)
-        body.append(f"  paddle::Tensor tlp_out{j} = paddle::empty({{{shape}}}, paddle::DataType::{PD_DTYPE[p.dtype]}, "
-                    f"{first}.place());")
+        body.append(f"  paddle::Tensor tlp_out{j} = TlpEmpty({{{shape}}}, paddle::DataType::{PD_DTYPE[p.dtype]}, "
+                    f"{first});")
         outs.append(f"tlp_out{j}")
     # call()'s exact prototype: a pointer per buffer (void*: one representation for every data pointer),
     # each symbolic size in its declared C type, then on CUDA the stream (cudaStream_t, a pointer).
@@ -146,7 +146,7 @@ def _kernel_fn(op: str, k: Kernel, fn: str, lib_fn: str, in_names: list) -> str:
     if sig.call_has_stream:
         # Paddle's current stream of the inputs' GPU (now current).
         proto.append("void*")
-        call_args.append(f"reinterpret_cast<void*>({first}.stream())")
+        call_args.append(f"TlpStreamOf({first})")
     body.append(f"  using TlpCall = int32_t (*)({', '.join(proto) or 'void'});")
     body.append("  int32_t tlp_rc = reinterpret_cast<TlpCall>(tlp_lib.call)(")
     body.append("      " + ", ".join(call_args) + ");")

@@ -92,9 +92,18 @@ TlpKernelLib::TlpKernelLib(const char* op, const char* file) : path(TlpOwnDirect
 
 void* TlpPtr(const paddle::Tensor& t) { return const_cast<void*>(t.data()); }
 
+// Every question the op asks Paddle about places, devices, streams and memory is one of the Tlp
+// helpers in this file; op_codegen.py's generated functions only call them (a test holds it to that).
+
+// A new output on the place of the op's first input (paddle::empty, declared in paddle/phi/api/include/api.h).
+paddle::Tensor TlpEmpty(const std::vector<int64_t>& shape, paddle::DataType dtype, const paddle::Tensor& first) {
+  return paddle::empty(shape, dtype, first.place());
+}
+
 void TlpCheckInput(const char* op, const char* name, const paddle::Tensor& t, paddle::DataType dtype,
                 const std::vector<int64_t>& statics, const std::vector<int>& symbols, int64_t* dims, bool* bound,
-                const char* first, const phi::Place& place) {
+                const char* first, const paddle::Tensor& first_tensor) {
+  const phi::Place& place = first_tensor.place();
 #if TILELANG_OP_CUDA
   PD_CHECK(t.is_gpu(), op, ": input ", name, " must be a GPU tensor (this operator runs a CUDA kernel), got ",
            t.place().DebugString());
@@ -148,6 +157,12 @@ void TlpKernelFailed(const char* op, const TlpKernelLib& lib, std::initializer_l
 }
 
 #if TILELANG_OP_CUDA
+// The GPU a (GPU) tensor is on, from its place (phi::Place::GetDeviceId, paddle/phi/common/place.h).
+int TlpDeviceOf(const paddle::Tensor& t) { return t.place().GetDeviceId(); }
+
+// Paddle's current stream of the tensor's GPU (Tensor::stream, paddle/phi/api/lib/tensor.cc), as call() takes it.
+void* TlpStreamOf(const paddle::Tensor& t) { return reinterpret_cast<void*>(t.stream()); }
+
 // Makes a GPU current for the kernel call and restores the previous one afterwards, as Paddle's own
 // phi::backends::gpu::GPUDeviceGuard (paddle/phi/backends/gpu/gpu_info.h) does with the same two calls.
 class TlpCurrentGpu {
