@@ -85,6 +85,11 @@ def gemm_config(M, N, K=None, sms=132) -> dict:
     return GEMM_LARGE if tiles >= 128 else GEMM_SMALL
 
 
+def paddle_sees_gpu() -> bool:
+    """Whether this Paddle is a CUDA build that sees a GPU (the CPU build, or no device: False)."""
+    return paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
+
+
 def compute_capability(arch=None) -> int | None:
     """The compute capability of ``arch`` ("sm_90a" -> 90) or, for None, of Paddle's current GPU (None: no GPU)."""
     if arch is not None:
@@ -92,7 +97,7 @@ def compute_capability(arch=None) -> int | None:
         if match is None:
             raise ValueError(f"arch: expected a CUDA arch such as sm_80 or sm_90a, got {arch!r}")
         return int(match.group(1))
-    if not (paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0):
+    if not paddle_sees_gpu():
         return None
     # python/paddle/device/cuda/__init__.py get_device_capability: cudaDeviceProp (major, minor) of the current GPU
     major, minor = paddle.device.cuda.get_device_capability()
@@ -298,7 +303,7 @@ def compile_cuda_only(arch: str, M: int, N: int, K: int) -> None:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    on_gpu = paddle.device.cuda.device_count() > 0 if paddle.is_compiled_with_cuda() else False
+    on_gpu = paddle_sees_gpu()
     print(f"tilelang-paddle {tilelang.__version__}, Paddle {paddle.__version__}, "
           f"{'GPU' if on_gpu else 'CPU (Paddle sees no GPU)'}")
     ok = run(on_gpu, args.size, args.size, args.size)
