@@ -136,12 +136,17 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
     shape = [batch, seq, heads, dim]
     dtype, acc = "float16", "float32"
     ragged = seq % block_N != 0  # the last key tile runs past the sequence
+    # Causal ping-pong masks a tile after its Q K^T has landed: the causal mask written under its branch
+    # before the asynchronous WGMMA into the scores made ptxas serialize the kernel's WGMMAs (its C7515
+    # report; tests_paddle/test_examples.py holds every example kernel to none).
+    mask_after = pingpong and causal
     stats, finish = online_softmax(block_M, block_N, dim, scale)
 
     @T.macro
     def init_scores(s, bq, t, tiles):
-        """Scores start at 0 (kept) or -inf (masked): past the diagonal (causal), the sequence's end, or
-        the ping-pong loop's extra last iteration (t == tiles: every score masked, the softmax a no-op)."""
+        """Before Q K_t^T (the serial schedule, and non-causal ping-pong): scores start at 0
+        (kept) or -inf (masked): past the diagonal (causal), the sequence's end, or the ping-pong loop's extra
+        last iteration (t == tiles: every score masked, the softmax a no-op)."""
         if causal:  # only a tile reaching past the diagonal (or the sequence's end) has masked scores
             if ((t + 1) * block_N > bq * block_M + 1) | ((t + 1) * block_N > seq):
                 for i, j in T.Parallel(block_M, block_N):
@@ -149,7 +154,7 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
                                              0, -T.infinity(acc))
             else:
                 T.clear(s)
-        elif ragged:  # a per-element mask in every tile: a branch around it ran at half the speed
+        elif ragged:  # a per-element mask in every tile
             for i, j in T.Parallel(block_M, block_N):
                 s[i, j] = T.if_then_else((t * block_N + j < seq) & (t < tiles), 0, -T.infinity(acc))
         elif pingpong:  # only the extra iteration masks (a whole-tile branch); masking every tile cost 0.08x SDPA
@@ -160,6 +165,15 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
                 T.clear(s)
         else:
             T.clear(s)
+
+    @T.macro
+    def mask_landed_scores(s, bq, t, tiles):
+        """Causal ping-pong: once Q K_t^T has landed, masked scores (past the diagonal, past the sequence's end,
+        or all of the extra last iteration's) become -inf; only the tiles that have any are visited."""
+        if ((t + 1) * block_N > bq * block_M + 1) | ((t + 1) * block_N > seq) | (t >= tiles):
+            for i, j in T.Parallel(block_M, block_N):
+                s[i, j] = T.if_then_else((bq * block_M + i >= t * block_N + j) & (t * block_N + j < seq)
+                                         & (t < tiles), s[i, j], -T.infinity(acc))
 
     @T.prim_func
     def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), V: T.Tensor(shape, dtype), O: T.Tensor(shape, dtype)):
@@ -190,7 +204,10 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
                 for t in T.Pipelined(tiles + 1, num_stages=stages):
                     T.copy(K[b, t * block_N:(t + 1) * block_N, h, :], k)
                     T.copy(V[b, T.max(t - 1, 0) * block_N:(T.max(t - 1, 0) + 1) * block_N, h, :], v)
-                    init_scores(s, bq, t, tiles)
+                    if mask_after:
+                        T.clear(s)
+                    else:
+                        init_scores(s, bq, t, tiles)
                     if (t > 0) | (warpgroup == 1):  # warpgroup 0 issues first, then they take turns
                         T.sync_threads(5 + warpgroup, 256)
                     if t < tiles:
@@ -201,6 +218,8 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
                     # The pipeline releases a buffer after its last reader: read K (V) once its GEMM has
                     # landed, or the release would follow the asynchronous issue and the next load overwrite it.
                     held[0] = k[0, 0]
+                    if mask_after:
+                        mask_landed_scores(s, bq, t, tiles)
                     stats(s, row_max, prev_max, rescale, tile_sum, row_sum)
                     T.wait_wgmma(0)
                     held[0] = v[0, 0]
