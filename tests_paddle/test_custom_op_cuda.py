@@ -111,8 +111,8 @@ def test_cuda_operator_passes_the_stream_last_and_inits_per_gpu(kernels):
     forward_fn = source[source.index("std::vector<paddle::Tensor> TlpForward("):source.index("TlpForwardInferShape")]
     # The current GPU is the inputs' before the stream is read, init() runs there, then the call.
     order = [forward_fn.index(s) for s in ("TlpCurrentGpu tlp_current(tlp_device)", "TlpInitOnDevice(",
-                                           "paddle::empty(", "TlpPtr(X), TlpPtr(W), TlpPtr(tlp_out0), "
-                                           "static_cast<int>(tlp_dims[0]), reinterpret_cast<void*>(X.stream()));")]
+                                           "TlpEmpty(", "TlpPtr(X), TlpPtr(W), TlpPtr(tlp_out0), "
+                                           "static_cast<int>(tlp_dims[0]), TlpStreamOf(X));")]
     # call()'s exact prototype: the CUDA wrapper declares the size `int` and takes the stream last.
     assert "using TlpCall = int32_t (*)(void*, void*, void*, int, void*);" in forward_fn
     assert order == sorted(order)
