@@ -191,7 +191,9 @@ def _gemm_split_k(M, N, K, block_M, block_N, block_K, dtype, accum_dtype, stages
             received = T.alloc_shared((split_k - 1, block_M, block_N), accum_dtype)
             part, col = bx % split_k, bx // split_k  # the blocks of a cluster are neighbours in x
             slices = T.ceildiv(T.ceildiv(K, block_K), split_k)
-            slot = part - 1 if split_k > 2 else 0  # a sender's place in `received` (of two blocks, only block 1 sends)
+            # A sender's place in `received`. Of two blocks only block 1 sends; the constant 0 keeps the two-block
+            # kernel's sm_90a machine code the one that was timed (with `part - 1` it differed).
+            slot = part - 1 if split_k > 2 else 0
             # Two phases of the cluster barrier: the first says every block has started (distributed shared
             # memory may be written only then), the second hands the senders' partial tiles to block 0.
             T.cluster_arrive_relaxed()
