@@ -22,6 +22,7 @@ _ASKS = (
     "core._get_current_stream", "core.get_cuda_current_device_id", "core._set_current_device",
     "paddle.base.framework._current_expected_place", "framework._current_expected_place_",
     "paddle.utils.dlpack", "paddle.base.core", "paddle.base.libpaddle", "paddle._C_ops",
+    "paddle.version.cuda",  # what the build can run (the doctor's build line)
 )
 # Paddle's internals: a module importing one of these asks Paddle below its public API.
 _INTERNAL_IMPORTS = {"_C_ops", "core", "libpaddle", "framework", "dlpack"}
@@ -64,7 +65,7 @@ def _asks(path: pathlib.Path):
 def test_only_the_driver_asks_paddle():
     assert (_ROOT / "paddle_runtime" / "driver.py").is_file(), _ROOT
     found = []
-    # The runtime, the public helpers and the command line (the doctor counts GPUs through the driver).
+    # The runtime, the public helpers and the command line (the doctor asks its build line and GPUs of the driver).
     for sub in (_ROOT / "paddle_runtime", _ROOT / "paddle", _REPO / "src" / "tilelang_paddle"):
         for path in sorted(sub.glob("*.py")):
             rel = f"{sub.name}/{path.name}"

@@ -93,12 +93,9 @@ def report() -> tuple[list[tuple[str, str]], bool]:
             rows.append(("Paddle", f"not installed ({_first_line(exc)}); install it: {PADDLE_HINT}"))
         rows.append(("nvcc", _nvcc(os.environ.get("CUDA_HOME"))))
         return rows, False
-    # Build metadata only (paddle/version/__init__.py: cuda() is "False" on CPU builds); the devices are asked
-    # through tilelang's driver below, once tilelang imports.
-    cuda = str(paddle.version.cuda())
-    build = "CPU-only build" if cuda == "False" else f"GPU build, CUDA {cuda}"
+    # What the build can do (CUDA, GPUs) is asked through tilelang's driver below, once tilelang imports.
     paddle_row = len(rows)
-    rows.append(("Paddle", f"{paddle.__version__} ({build})"))
+    rows.append(("Paddle", paddle.__version__))
     try:
         import tilelang
         from tilelang.env import env
@@ -107,10 +104,12 @@ def report() -> tuple[list[tuple[str, str]], bool]:
         rows.append(("import tilelang", f"FAILED: {_first_line(exc)}"))
         rows.append(("nvcc", _nvcc(os.environ.get("CUDA_HOME"))))
         return rows, False
-    if cuda != "False":
-        from tilelang.paddle_runtime.driver import paddle_driver
+    from tilelang.paddle_runtime.driver import paddle_driver
 
-        rows[paddle_row] = ("Paddle", f"{paddle.__version__} ({build}, {paddle_driver().device_count()} GPU(s) visible)")
+    driver = paddle_driver()
+    build = (f"GPU build, CUDA {driver.cuda_version}, {driver.device_count()} GPU(s) visible" if driver.cuda
+             else "CPU-only build")
+    rows[paddle_row] = ("Paddle", f"{paddle.__version__} ({build})")
     rows[0] = ("tilelang-paddle", f"{tilelang.__version__} (upstream tilelang {tilelang.__version__.split('.post')[0]}) "
                                   f"at {os.path.dirname(tilelang.__file__)}")
     r = preload.last_result()

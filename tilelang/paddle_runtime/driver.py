@@ -47,8 +47,9 @@ The interface (a driver is any object with these; ``index`` is a GPU ordinal):
 
 Beyond that interface, Paddle's driver also answers what the public helpers in
 ``tilelang.paddle`` ask (no launch needs them, so a stand-in driver has none):
-``from_dlpack(obj)`` (a Paddle tensor viewing a ``__dlpack__`` object) and
-``has_operator(name)`` (whether Paddle already has an operator of that name).
+``from_dlpack(obj)`` (a Paddle tensor viewing a ``__dlpack__`` object),
+``has_operator(name)`` (whether Paddle already has an operator of that name) and
+``cuda_version`` (the CUDA release the build was made with, None on CPU builds; for ``tilelang-paddle doctor``).
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ class PaddleDriver:
         # paddle.is_compiled_with_cuda (python/paddle/device/__init__.py): False on CPU builds, where several
         # CUDA accessors below segfault instead of raising, so none of them is bound.
         self.cuda = bool(paddle.is_compiled_with_cuda())
+        # paddle.version.cuda() (python/paddle/version/__init__.py, written at build time): "False" on CPU builds.
+        self.cuda_version = str(paddle.version.cuda()) if self.cuda else None
         self._cpu = paddle.CPUPlace()
         self._expected_place = _seams.expected_place(paddle)
         self.empty = _C_ops.empty  # paddle.empty ends in _C_ops.empty(shape, dtype, place) after ~7 us of checks
