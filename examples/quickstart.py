@@ -134,8 +134,6 @@ def gemm_cuda(M, N, K, block_M=None, block_N=None, block_K=None, dtype="float16"
     clusters) gives each column panel two blocks, one per half of K, in a cluster: the second stores its
     float32 partial tile into the first's shared memory and arrives at the cluster barrier, the first waits
     there, adds and stores. That fills the GPU where a decode GEMM has few column panels (docs/performance.md).
-    ``split_k=4`` (never a default; not yet run on a GPU) makes the cluster four blocks, one per quarter of
-    K, for wider column panels at the same block count (e.g. ``block_N=64`` at N = 2048: 128 blocks).
     Any M, N, K: ``T.copy`` masks the partial tiles at the edges.
     """
     config = gemm_config(M, N, K)
@@ -147,10 +145,10 @@ def gemm_cuda(M, N, K, block_M=None, block_N=None, block_K=None, dtype="float16"
     swizzle = config["swizzle"] if swizzle is None else swizzle
     pdl = has_pdl() if pdl is None else pdl
     split_k = (config.get("split_k", 1) if pdl else 1) if split_k is None else split_k
-    if split_k not in (1, 2, 4):
-        raise ValueError(f"split_k: expected 1, 2 or 4 (blocks per column panel over K), got {split_k!r}")
-    if split_k > 1:
-        return _gemm_split_k(M, N, K, block_M, block_N, block_K, dtype, accum_dtype, stages, threads, pdl, split_k)
+    if split_k not in (1, 2):
+        raise ValueError(f"split_k: expected 1 or 2 (blocks per column panel over K), got {split_k!r}")
+    if split_k == 2:
+        return _gemm_split_k(M, N, K, block_M, block_N, block_K, dtype, accum_dtype, stages, threads, pdl)
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
@@ -176,48 +174,43 @@ def gemm_cuda(M, N, K, block_M=None, block_N=None, block_K=None, dtype="float16"
     return main
 
 
-def _gemm_split_k(M, N, K, block_M, block_N, block_K, dtype, accum_dtype, stages, threads, pdl, split_k):
-    """:func:`gemm_cuda` with K split between the ``split_k`` blocks of a cluster."""
+def _gemm_split_k(M, N, K, block_M, block_N, block_K, dtype, accum_dtype, stages, threads, pdl):
+    """:func:`gemm_cuda` with K split between the two blocks of a cluster (``split_k=2``)."""
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, block_N) * split_k, T.ceildiv(M, block_M), threads=threads,
-                      cluster_dims=(split_k, 1, 1)) as (bx, by):
+        with T.Kernel(T.ceildiv(N, block_N) * 2, T.ceildiv(M, block_M), threads=threads,
+                      cluster_dims=(2, 1, 1)) as (bx, by):
             A_shared = T.alloc_shared((block_M, block_K), dtype)
             B_shared = T.alloc_shared((block_K, block_N), dtype)
             C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
-            partial = T.alloc_shared((block_M, block_N), accum_dtype)  # a sending block's tile, staged to send
-            # The first block's copies of the others' tiles, one per sender.
-            received = T.alloc_shared((split_k - 1, block_M, block_N), accum_dtype)
-            part, col = bx % split_k, bx // split_k  # the blocks of a cluster are neighbours in x
-            slices = T.ceildiv(T.ceildiv(K, block_K), split_k)
-            # A sender's place in `received`. Of two blocks only block 1 sends; the constant 0 keeps the two-block
-            # kernel's sm_90a machine code the one that was timed (with `part - 1` it differed).
-            slot = part - 1 if split_k > 2 else 0
-            # Two phases of the cluster barrier: the first says every block has started (distributed shared
-            # memory may be written only then), the second hands the senders' partial tiles to block 0.
+            partial = T.alloc_shared((block_M, block_N), accum_dtype)  # the second block's, staged to send
+            received = T.alloc_shared((block_M, block_N), accum_dtype)  # the first block's copy of it
+            half, col = bx % 2, bx // 2  # the two blocks of a cluster are neighbours in x
+            slices = T.ceildiv(T.ceildiv(K, block_K), 2)
+            # Two phases of the cluster barrier: the first says both blocks have started (distributed shared
+            # memory may be written only then), the second hands block 1's partial tile to block 0.
             T.cluster_arrive_relaxed()
             if pdl:
                 T.pdl_sync()
             T.clear(C_local)
             for ko in T.Pipelined(slices, num_stages=stages):
-                T.copy(A[by * block_M, (part * slices + ko) * block_K], A_shared)
-                T.copy(B[(part * slices + ko) * block_K, col * block_N], B_shared)
+                T.copy(A[by * block_M, (half * slices + ko) * block_K], A_shared)
+                T.copy(B[(half * slices + ko) * block_K, col * block_N], B_shared)
                 T.gemm(A_shared, B_shared, C_local)
             T.cluster_wait()
-            if part > 0:
+            if half == 1:
                 T.copy(C_local, partial)
-                T.copy_cluster(partial, received[slot, :, :], dst_block=0)  # into block 0's shared memory
+                T.copy_cluster(partial, received, dst_block=0)  # stores into block 0's shared memory
                 T.cluster_arrive()  # release: the stores are visible to a block that has waited
             else:
                 T.cluster_arrive()
-                T.cluster_wait()  # acquire: the senders' stores have landed
-                for sender in T.serial(split_k - 1):
-                    for i, j in T.Parallel(block_M, block_N):
-                        C_local[i, j] += received[sender, i, j]
+                T.cluster_wait()  # acquire: block 1's stores have landed
+                for i, j in T.Parallel(block_M, block_N):
+                    C_local[i, j] += received[i, j]
                 T.copy(C_local, C[by * block_M, col * block_N])
 
-    # A sender may store into `received` while block 0 is still in its loop, so it must not share memory
+    # Block 1 may store into `received` while block 0 is still in its loop, so it must not share memory
     # with the pipeline's buffers (TileLang reuses shared memory by liveness unless told not to).
     return main.with_attr("tilelang_pass_configs", {"tl.disable_shared_memory_reuse": True})
 
