@@ -82,11 +82,11 @@ def online_softmax(rows, cols, dim, scale):
     return stats, finish
 
 
-# Measured on an H200 against torch SDPA at b4 h16 s4096 d128 (docs/performance.md, "Flash attention"):
-# non-causal runs fastest with the ping-pong schedule and 128-key tiles, causal with the serial one
-# and 176-key tiles; both with fast math (--use_fast_math: exp2 as one ex2.approx.ftz). The ping-pong
-# schedule issues Hopper's WGMMA itself, so other GPUs keep the serial schedule with 128x128 tiles.
-FA_SCHEDULES = {False: dict(block_N=128, schedule="pingpong"), True: dict(block_N=176, schedule="serial")}
+# Measured on an H200 and an H100 against torch SDPA at b4 h16 s4096 d128 (docs/performance.md, "Flash
+# attention"): non-causal runs fastest with the ping-pong schedule and 192-key tiles, causal with the serial one
+# and 176-key tiles; both with fast math (--use_fast_math: exp2 as one ex2.approx.ftz). The ping-pong schedule
+# issues Hopper's WGMMA itself, so other GPUs keep the serial schedule with 128x128 tiles.
+FA_SCHEDULES = {False: dict(block_N=192, schedule="pingpong"), True: dict(block_N=176, schedule="serial")}
 FA_SCHEDULE_NOT_HOPPER = dict(block_N=128, schedule="serial")
 FAST_MATH = {"tl.enable_fast_math": True}
 
@@ -107,7 +107,7 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
 
     Defaults are for Hopper (H100/H200): 128-query tiles, two consumer warpgroups (256 threads) that
     each own 64 query rows, and ``block_N``/``schedule`` from ``FA_SCHEDULES`` for ``causal``, the
-    fastest of the configurations timed on an H200 with upstream tilelang 0.1.15 on torch
+    fastest of the configurations timed on an H200 and an H100 with upstream tilelang 0.1.15 on torch
     (docs/performance.md); ``FA_SCHEDULE_NOT_HOPPER`` where :func:`has_wgmma` says no for ``arch``
     (default: Paddle's current GPU; pass it when compiling for another). The program carries
     ``FAST_MATH`` as its pass configs.
@@ -136,17 +136,16 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
     shape = [batch, seq, heads, dim]
     dtype, acc = "float16", "float32"
     ragged = seq % block_N != 0  # the last key tile runs past the sequence
-    # Causal ping-pong masks a tile after its Q K^T has landed: the causal mask written under its branch
-    # before the asynchronous WGMMA into the scores made ptxas serialize the kernel's WGMMAs (its C7515
-    # report; tests_paddle/test_examples.py holds every example kernel to none).
-    mask_after = pingpong and causal
+    # Ping-pong masks a tile after its Q K^T has landed: a mask written under a branch before the asynchronous
+    # WGMMA into the scores made ptxas serialize the kernel's WGMMAs (its C7515 report;
+    # tests_paddle/test_examples.py holds every example kernel to none), and masking first was slower even
+    # without that report (non-causal at 128-key tiles on an H100; docs/performance.md).
     stats, finish = online_softmax(block_M, block_N, dim, scale)
 
     @T.macro
     def init_scores(s, bq, t, tiles):
-        """Before Q K_t^T (the serial schedule, and non-causal ping-pong): scores start at 0
-        (kept) or -inf (masked): past the diagonal (causal), the sequence's end, or the ping-pong loop's extra
-        last iteration (t == tiles: every score masked, the softmax a no-op)."""
+        """Before Q K_t^T (the serial schedule): scores start at 0 (kept) or -inf (masked: past the
+        diagonal when causal, or past the sequence's end)."""
         if causal:  # only a tile reaching past the diagonal (or the sequence's end) has masked scores
             if ((t + 1) * block_N > bq * block_M + 1) | ((t + 1) * block_N > seq):
                 for i, j in T.Parallel(block_M, block_N):
@@ -157,23 +156,22 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
         elif ragged:  # a per-element mask in every tile
             for i, j in T.Parallel(block_M, block_N):
                 s[i, j] = T.if_then_else((t * block_N + j < seq) & (t < tiles), 0, -T.infinity(acc))
-        elif pingpong:  # only the extra iteration masks (a whole-tile branch); masking every tile cost 0.08x SDPA
-            if (t + 1) * block_N > seq:
-                for i, j in T.Parallel(block_M, block_N):
-                    s[i, j] = T.if_then_else((t * block_N + j < seq) & (t < tiles), 0, -T.infinity(acc))
-            else:
-                T.clear(s)
         else:
             T.clear(s)
 
     @T.macro
     def mask_landed_scores(s, bq, t, tiles):
-        """Causal ping-pong: once Q K_t^T has landed, masked scores (past the diagonal, past the sequence's end,
-        or all of the extra last iteration's) become -inf; only the tiles that have any are visited."""
-        if ((t + 1) * block_N > bq * block_M + 1) | ((t + 1) * block_N > seq) | (t >= tiles):
+        """Ping-pong: once Q K_t^T has landed, masked scores (past the diagonal when causal, past the sequence's
+        end, or all of the loop's extra last iteration's, t == tiles) become -inf; only the tiles that have any
+        are visited: without causal, just a tile reaching past the sequence's end and the extra iteration."""
+        if causal:
+            if ((t + 1) * block_N > bq * block_M + 1) | ((t + 1) * block_N > seq) | (t >= tiles):
+                for i, j in T.Parallel(block_M, block_N):
+                    s[i, j] = T.if_then_else((bq * block_M + i >= t * block_N + j) & (t * block_N + j < seq)
+                                             & (t < tiles), s[i, j], -T.infinity(acc))
+        elif ((t + 1) * block_N > seq) | (t >= tiles):
             for i, j in T.Parallel(block_M, block_N):
-                s[i, j] = T.if_then_else((bq * block_M + i >= t * block_N + j) & (t * block_N + j < seq)
-                                         & (t < tiles), s[i, j], -T.infinity(acc))
+                s[i, j] = T.if_then_else((t * block_N + j < seq) & (t < tiles), s[i, j], -T.infinity(acc))
 
     @T.prim_func
     def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), V: T.Tensor(shape, dtype), O: T.Tensor(shape, dtype)):
@@ -182,7 +180,9 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
             q = T.alloc_shared([block_M, dim], dtype)
             k = T.alloc_shared([block_N, dim], dtype)
             v = T.alloc_shared([block_N, dim], dtype)
-            o = T.alloc_shared([block_M, dim], dtype)
+            # Ping-pong stages its output through Q's buffer (each warpgroup's rows are its own, read by its
+            # last Q K^T, which has landed): 32 KB less shared memory, measured faster on an H200 and an H100.
+            o = None if pingpong else T.alloc_shared([block_M, dim], dtype)
             s = T.alloc_fragment([block_M, block_N], acc)
             p = T.alloc_fragment([block_M, block_N], dtype)
             out = T.alloc_fragment([block_M, dim], acc)
@@ -204,10 +204,7 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
                 for t in T.Pipelined(tiles + 1, num_stages=stages):
                     T.copy(K[b, t * block_N:(t + 1) * block_N, h, :], k)
                     T.copy(V[b, T.max(t - 1, 0) * block_N:(T.max(t - 1, 0) + 1) * block_N, h, :], v)
-                    if mask_after:
-                        T.clear(s)
-                    else:
-                        init_scores(s, bq, t, tiles)
+                    T.clear(s)
                     if (t > 0) | (warpgroup == 1):  # warpgroup 0 issues first, then they take turns
                         T.sync_threads(5 + warpgroup, 256)
                     if t < tiles:
@@ -218,8 +215,7 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
                     # The pipeline releases a buffer after its last reader: read K (V) once its GEMM has
                     # landed, or the release would follow the asynchronous issue and the next load overwrite it.
                     held[0] = k[0, 0]
-                    if mask_after:
-                        mask_landed_scores(s, bq, t, tiles)
+                    mask_landed_scores(s, bq, t, tiles)
                     stats(s, row_max, prev_max, rescale, tile_sum, row_sum)
                     T.wait_wgmma(0)
                     held[0] = v[0, 0]
@@ -237,8 +233,8 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
                     T.gemm(p, v, out, policy=T.GemmWarpPolicy.FullRow)
             for i, j in T.Parallel(block_M, dim):
                 out[i, j] /= row_sum[i]
-            T.copy(out, o)
-            T.copy(o, O[b, bq * block_M:(bq + 1) * block_M, h, :])
+            T.copy(out, q if pingpong else o)
+            T.copy(q if pingpong else o, O[b, bq * block_M:(bq + 1) * block_M, h, :])
 
     return main.with_attr("tilelang_pass_configs", FAST_MATH)
 
