@@ -83,11 +83,14 @@ def online_softmax(rows, cols, dim, scale):
 
 
 # Measured on an H200 and an H100 against torch SDPA at b4 h16 s4096 d128 (docs/performance.md, "Flash
-# attention"): non-causal runs fastest with the ping-pong schedule and 192-key tiles, causal with the serial one
-# and 176-key tiles; both with fast math (--use_fast_math: exp2 as one ex2.approx.ftz). The ping-pong schedule
-# issues Hopper's WGMMA itself, so other GPUs keep the serial schedule with 128x128 tiles.
+# attention"): non-causal runs fastest with the ping-pong schedule, 192-key tiles and two K/V buffers (the
+# default `stages` below; timed on the H100 only), causal with the serial one and 176-key tiles; both with fast
+# math (--use_fast_math: exp2 as one ex2.approx.ftz). The ping-pong schedule issues Hopper's WGMMA itself, so
+# other GPUs keep the serial schedule with 128x128 tiles.
 FA_SCHEDULES = {False: dict(block_N=192, schedule="pingpong"), True: dict(block_N=176, schedule="serial")}
 FA_SCHEDULE_NOT_HOPPER = dict(block_N=128, schedule="serial")
+# Hopper's dynamic shared memory per block (227 KB) less the 1 KB of the kernel's static barriers.
+SHARED_MEMORY_PER_BLOCK = 226 * 1024
 FAST_MATH = {"tl.enable_fast_math": True}
 
 
@@ -101,7 +104,7 @@ def has_wgmma(arch=None) -> bool:
     return capability is not None and capability // 10 == 9
 
 
-def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block_N=None, stages=1, threads=256,
+def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block_N=None, stages=None, threads=256,
                         schedule=None, arch=None):
     """Flash-attention forward for ``[batch, seq, heads, dim]`` float16 Q, K, V.
 
@@ -116,6 +119,10 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
     schedule): iteration t issues Q K_t^T and the previous tile's P V without waiting
     (``T.wgmma_gemm``), runs tile t's softmax while P V is still in flight, and the two warpgroups take
     turns issuing their GEMMs (named barriers 5 and 6), so one's softmax overlaps the other's GEMMs.
+    ``stages``: how many K/V tiles are in shared memory. Ping-pong takes 1 or 2 (default: 2 where they fit
+    in ``SHARED_MEMORY_PER_BLOCK``, so at head dim 128 and below); with 2 the loop runs its iterations in pairs
+    over two named K/V buffers, so the next tile loads while this one is in use. Serial: T.Pipelined's stages
+    (default 1).
 
     Any ``seq``: key rows past the end of the sequence are masked out of the
     softmax (their tile is zero-filled by ``T.copy``, which a plain softmax would
@@ -129,6 +136,11 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
     if schedule not in ("serial", "pingpong"):
         raise ValueError(f"schedule: expected 'serial' or 'pingpong', got {schedule!r}")
     pingpong = schedule == "pingpong"
+    if stages is None:  # ping-pong: Q (which also stages the output) and two K and two V tiles
+        stages = 2 if pingpong and (block_M + 4 * block_N) * dim * 2 <= SHARED_MEMORY_PER_BLOCK else 1
+    double = pingpong and stages == 2
+    if pingpong and stages not in (1, 2):
+        raise ValueError(f"schedule='pingpong': stages: expected 1 or 2 (K/V buffers), got {stages!r}")
     if pingpong and (threads, block_M) != (256, 128):  # the turns are two warpgroups of 64 query rows
         raise ValueError(f"schedule='pingpong': needs threads=256 and block_M=128 (two warpgroups taking turns), "
                          f"got threads={threads}, block_M={block_M}")
@@ -173,6 +185,34 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
             for i, j in T.Parallel(block_M, block_N):
                 s[i, j] = T.if_then_else((t * block_N + j < seq) & (t < tiles), s[i, j], -T.infinity(acc))
 
+    @T.macro
+    def pingpong_step(K, V, q, k, v, s, p, out, state, held, warpgroup, b, h, bq, t, tiles):
+        """Ping-pong iteration t, t <= tiles: S = Q K_t^T (t < tiles) and O += P_{t-1} V_{t-1}, both issued
+        before either is waited for; iteration `tiles` only finishes the last P V (its scores all masked). With
+        two buffers the loop runs in pairs of iterations, and a pair's second past `tiles` does nothing but
+        load (past the sequence's end; the pipeline still expects its loads): running it all-masked instead
+        made ptxas spill."""
+        row_max, prev_max, rescale, tile_sum, row_sum = state
+        T.copy(K[b, t * block_N:(t + 1) * block_N, h, :], k)
+        T.copy(V[b, T.max(t - 1, 0) * block_N:(T.max(t - 1, 0) + 1) * block_N, h, :], v)
+        if t <= tiles:
+            T.clear(s)
+            if (t > 0) | (warpgroup == 1):  # warpgroup 0 issues first, then they take turns
+                T.sync_threads(5 + warpgroup, 256)
+            if t < tiles:
+                T.wgmma_gemm(q, k, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+            T.wgmma_gemm(p, v, out, policy=T.GemmWarpPolicy.FullRow)
+            T.named_barrier_arrive(6 - warpgroup, 256)
+            T.wait_wgmma(1)
+            # The pipeline releases a buffer after its last reader: read K (V) once its GEMM has
+            # landed, or the release would follow the asynchronous issue and the next load overwrite it.
+            held[0] = k[0, 0]
+            mask_landed_scores(s, bq, t, tiles)
+            stats(s, row_max, prev_max, rescale, tile_sum, row_sum)
+            T.wait_wgmma(0)
+            held[0] = v[0, 0]
+            finish(s, p, out, rescale)
+
     @T.prim_func
     def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), V: T.Tensor(shape, dtype), O: T.Tensor(shape, dtype)):
         with T.Kernel(T.ceildiv(seq, block_M), heads, batch, threads=threads) as (bx, h, b):
@@ -187,6 +227,10 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
             p = T.alloc_fragment([block_M, block_N], dtype)
             out = T.alloc_fragment([block_M, dim], acc)
             row_max, prev_max, rescale, tile_sum, row_sum = (T.alloc_fragment([block_M], acc) for _ in range(5))
+            state = (row_max, prev_max, rescale, tile_sum, row_sum)
+            if double:  # ping-pong's second K and V buffers, for the odd iterations
+                k2 = T.alloc_shared([block_N, dim], dtype)
+                v2 = T.alloc_shared([block_N, dim], dtype)
 
             T.copy(Q[b, bq * block_M:(bq + 1) * block_M, h, :], q)
             T.fill(out, 0)
@@ -199,27 +243,15 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
                 held = T.alloc_local([1], dtype)
                 warpgroup = T.get_thread_binding() // 128
                 T.clear(p)  # iteration 0's P V adds nothing
-                # Iteration t: S = Q K_t^T (t < tiles) and O += P_{t-1} V_{t-1}, both issued before either is
-                # waited for; iteration `tiles` only finishes the last P V (its scores all masked).
-                for t in T.Pipelined(tiles + 1, num_stages=stages):
-                    T.copy(K[b, t * block_N:(t + 1) * block_N, h, :], k)
-                    T.copy(V[b, T.max(t - 1, 0) * block_N:(T.max(t - 1, 0) + 1) * block_N, h, :], v)
-                    T.clear(s)
-                    if (t > 0) | (warpgroup == 1):  # warpgroup 0 issues first, then they take turns
-                        T.sync_threads(5 + warpgroup, 256)
-                    if t < tiles:
-                        T.wgmma_gemm(q, k, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-                    T.wgmma_gemm(p, v, out, policy=T.GemmWarpPolicy.FullRow)
-                    T.named_barrier_arrive(6 - warpgroup, 256)
-                    T.wait_wgmma(1)
-                    # The pipeline releases a buffer after its last reader: read K (V) once its GEMM has
-                    # landed, or the release would follow the asynchronous issue and the next load overwrite it.
-                    held[0] = k[0, 0]
-                    mask_landed_scores(s, bq, t, tiles)
-                    stats(s, row_max, prev_max, rescale, tile_sum, row_sum)
-                    T.wait_wgmma(0)
-                    held[0] = v[0, 0]
-                    finish(s, p, out, rescale)
+                if double:  # iterations in pairs, the second on the second buffers: each stage's buffer is named
+                    # in the code, where T.Pipelined's own stages offset the WGMMA descriptors by the stage
+                    # at run time, which made ptxas serialize the kernel's WGMMAs (C7515)
+                    for u in T.Pipelined(T.ceildiv(tiles + 1, 2), num_stages=1):
+                        pingpong_step(K, V, q, k, v, s, p, out, state, held, warpgroup, b, h, bq, 2 * u, tiles)
+                        pingpong_step(K, V, q, k2, v2, s, p, out, state, held, warpgroup, b, h, bq, 2 * u + 1, tiles)
+                else:
+                    for t in T.Pipelined(tiles + 1, num_stages=1):
+                        pingpong_step(K, V, q, k, v, s, p, out, state, held, warpgroup, b, h, bq, t, tiles)
                 if warpgroup == 0:
                     T.sync_threads(5, 256)  # warpgroup 1's last turn, so no arrival is left pending
             else:

@@ -186,6 +186,10 @@ def _cuda_programs():
                                                                                 arch="sm_90a"), [3]),
         "flash-attention pingpong causal seq 1000": (flash_attention_fwd(1, 2, 1000, 64, causal=True,
                                                                          schedule="pingpong", arch="sm_90a"), [3]),
+        # Ping-pong over one K/V buffer (the default has two), and the default at a ragged length.
+        "flash-attention pingpong one buffer b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, stages=1,
+                                                                                      arch="sm_90a"), [3]),
+        "flash-attention pingpong seq 1000 d128": (flash_attention_fwd(1, 2, 1000, 128, arch="sm_90a"), [3]),
         # Decode attention (one query token): KV split over the SMs, then merged; ragged and long KV.
         "flash-decode b4 h16 kv4096 d128": (flash_decode_fwd(4, 16, 4096, 128), [5]),
         "flash-decode b1 h8 kv1000 d128": (flash_decode_fwd(1, 8, 1000, 128), [5]),
@@ -201,8 +205,9 @@ CUDA_PROGRAMS = ["rmsnorm", "softmax", "gemm fp16", "gemm bf16", "train_mlp gemm
                  "gemm decode split-K fp16 1x2048x7168", "gemm decode split-K bf16 8x2048x7168",
                  "gemm decode split-K fp16 5x2047x7001", "flash-attention pingpong b4 h16 s4096 d128",
                  "flash-attention causal serial b4 h16 s4096 d128", "flash-attention pingpong causal seq 1000",
-                 "flash-decode b4 h16 kv4096 d128", "flash-decode b1 h8 kv1000 d128",
-                 "flash-decode b2 h32 kv32768 d128 splits 3"]
+                 "flash-attention pingpong one buffer b4 h16 s4096 d128",
+                 "flash-attention pingpong seq 1000 d128", "flash-decode b4 h16 kv4096 d128",
+                 "flash-decode b1 h8 kv1000 d128", "flash-decode b2 h32 kv32768 d128 splits 3"]
 
 
 def _ptxas_report(source: str, fast_math: bool, where) -> str:
@@ -245,9 +250,12 @@ def test_example_cuda_kernels_compile_for_sm_90a(name, tmp_path):
     if name.startswith("flash-attention"):
         pingpong = "__named_barrier_arrive" in source
         assert pingpong == ("pingpong" in name or name in ("flash-attention", "flash-attention seq 77")), name
-        # Ping-pong stages its output through Q's shared buffer (32 KB less at d128); serial has its own.
+        # Ping-pong stages its output through Q's shared buffer (32 KB less at d128) and, by default, has two
+        # K and two V buffers; serial has an output buffer of its own.
         shared = re.findall(r'(\w+) = T\.sblock_alloc_buffer\([^\n]*scope="shared\.dyn"', program.script())
-        assert sorted(shared) == (["k", "q", "v"] if pingpong else ["k", "o", "q", "v"]), (name, shared)
+        expected = (["k", "q", "v"] if "one buffer" in name else ["k", "k2", "q", "v", "v2"]) if pingpong \
+            else ["k", "o", "q", "v"]
+        assert sorted(shared) == expected, (name, shared)
     if "wgmma" in source:
         # Registers of an asynchronous WGMMA's accumulator written while it may be in flight make ptxas
         # serialize every WGMMA of the kernel (C7515, "Potential Performance Loss"): the causal ping-pong
@@ -256,6 +264,9 @@ def test_example_cuda_kernels_compile_for_sm_90a(name, tmp_path):
         report = _ptxas_report(source, bool(configs.get("tl.enable_fast_math", False)), tmp_path)
         assert re.search(r"Used \d+ registers", report), report
         assert "C7515" not in report, report
+        if "__named_barrier_arrive" in source:  # ping-pong; its two-buffer loop spilled until the extra turn
+            # was skipped (up to 284 bytes at 128-key tiles)
+            assert re.search(r"\b0 bytes spill stores", report), report
 
 
 @pytest.mark.skipif(HAS_GPU, reason="Paddle sees a GPU: the example runs (test_gpu.py)")
@@ -319,6 +330,14 @@ def test_flash_attention_schedule_follows_the_arch_and_is_checked():
     with pytest.raises(ValueError, match=r"schedule='pingpong': needs threads=256 and block_M=128 \(two warpgroups "
                                          r"taking turns\), got threads=128, block_M=64"):
         flash_attention_fwd(1, 2, 128, 64, schedule="pingpong", threads=128, block_M=64)
+    # Two K/V buffers where they fit in shared memory (head dim 128 at 192-key tiles: 224 KB), else one.
+    for dim, buffers in ((64, 2), (128, 2), (192, 1), (256, 1)):
+        script = flash_attention_fwd(1, 2, 1000, dim, arch="sm_90a").script()
+        assert ("k2 = T.sblock_alloc_buffer" in script) == (buffers == 2), dim
+    for bad in (3, 0):
+        with pytest.raises(ValueError, match=r"schedule='pingpong': stages: expected 1 or 2 \(K/V buffers\), "
+                                             r"got " + str(bad)):
+            flash_attention_fwd(1, 2, 128, 64, stages=bad, arch="sm_90a")
 
 
 @needs_nvcc
