@@ -245,8 +245,11 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
                 T.clear(p)  # iteration 0's P V adds nothing
                 if double:  # iterations in pairs, the second on the second buffers: each stage's buffer is named
                     # in the code, where T.Pipelined's own stages offset the WGMMA descriptors by the stage
-                    # at run time, which made ptxas serialize the kernel's WGMMAs (C7515)
-                    for u in T.Pipelined(T.ceildiv(tiles + 1, 2), num_stages=1):
+                    # at run time, which made ptxas serialize the kernel's WGMMAs (C7515). The last pair always
+                    # ends past iteration `tiles` (an idle pair more when `tiles` is odd): where every second
+                    # iteration was live, the compiler dropped its `t <= tiles` and ptxas spilled (580 bytes at
+                    # seq 8192 with 192-key tiles, which ran at 0.57x SDPA on an H100).
+                    for u in T.Pipelined(T.ceildiv(tiles + 2, 2), num_stages=1):
                         pingpong_step(K, V, q, k, v, s, p, out, state, held, warpgroup, b, h, bq, 2 * u, tiles)
                         pingpong_step(K, V, q, k2, v2, s, p, out, state, held, warpgroup, b, h, bq, 2 * u + 1, tiles)
                 else:
