@@ -82,12 +82,12 @@ def online_softmax(rows, cols, dim, scale):
     return stats, finish
 
 
-# Measured on an H200 and an H100 against torch SDPA at b4 h16 s4096 d128 (docs/performance.md, "Flash
-# attention"): non-causal runs fastest with the ping-pong schedule, 192-key tiles and two K/V buffers (the
-# default `stages` below; timed on the H100 only), causal with the serial one and 176-key tiles; both with fast
-# math (--use_fast_math: exp2 as one ex2.approx.ftz). The ping-pong schedule issues Hopper's WGMMA itself, so
-# other GPUs keep the serial schedule with 128x128 tiles.
-FA_SCHEDULES = {False: dict(block_N=192, schedule="pingpong"), True: dict(block_N=176, schedule="serial")}
+# Measured on an H100 against torch SDPA at b4 h16 s4096 d128 (docs/performance.md, "Flash attention"): both
+# modes run fastest with the ping-pong schedule, 128-key tiles and two K/V buffers (the default `stages` below),
+# ahead of 192-key tiles non-causal and the serial schedule with 176-key tiles causal; both with fast math
+# (--use_fast_math: exp2 as one ex2.approx.ftz). The ping-pong schedule issues Hopper's WGMMA itself, so other
+# GPUs keep the serial schedule with 128x128 tiles.
+FA_SCHEDULES = {False: dict(block_N=128, schedule="pingpong"), True: dict(block_N=128, schedule="pingpong")}
 FA_SCHEDULE_NOT_HOPPER = dict(block_N=128, schedule="serial")
 # Hopper's dynamic shared memory per block (227 KB) less the 1 KB of the kernel's static barriers.
 SHARED_MEMORY_PER_BLOCK = 226 * 1024
@@ -110,7 +110,7 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
 
     Defaults are for Hopper (H100/H200): 128-query tiles, two consumer warpgroups (256 threads) that
     each own 64 query rows, and ``block_N``/``schedule`` from ``FA_SCHEDULES`` for ``causal``, the
-    fastest of the configurations timed on an H200 and an H100 with upstream tilelang 0.1.15 on torch
+    fastest of the configurations timed on an H100 with upstream tilelang 0.1.15 on torch
     (docs/performance.md); ``FA_SCHEDULE_NOT_HOPPER`` where :func:`has_wgmma` says no for ``arch``
     (default: Paddle's current GPU; pass it when compiling for another). The program carries
     ``FAST_MATH`` as its pass configs.
@@ -120,9 +120,9 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
     (``T.wgmma_gemm``), runs tile t's softmax while P V is still in flight, and the two warpgroups take
     turns issuing their GEMMs (named barriers 5 and 6), so one's softmax overlaps the other's GEMMs.
     ``stages``: how many K/V tiles are in shared memory. Ping-pong takes 1 or 2 (default: 2 where they fit
-    in ``SHARED_MEMORY_PER_BLOCK``, so at head dim 128 and below); with 2 the loop runs its iterations in pairs
-    over two named K/V buffers, so the next tile loads while this one is in use. Serial: T.Pipelined's stages
-    (default 1).
+    in ``SHARED_MEMORY_PER_BLOCK``: at the default 128-key tiles, head dim 176 and below); with 2 the loop
+    runs its iterations in pairs over two named K/V buffers, so the next tile loads while this one is in use.
+    Serial: T.Pipelined's stages (default 1).
 
     Any ``seq``: key rows past the end of the sequence are masked out of the
     softmax (their tile is zero-filled by ``T.copy``, which a plain softmax would
@@ -172,26 +172,26 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
             T.clear(s)
 
     @T.macro
-    def mask_landed_scores(s, bq, t, tiles):
+    def mask_landed_scores(s, bq, t):
         """Ping-pong: once Q K_t^T has landed, masked scores (past the diagonal when causal, past the sequence's
-        end, or all of the loop's extra last iteration's, t == tiles) become -inf; only the tiles that have any
-        are visited: without causal, just a tile reaching past the sequence's end and the extra iteration."""
+        end) become -inf; only the tiles that have any are visited: without causal, just a tile reaching past
+        the sequence's end."""
         if causal:
-            if ((t + 1) * block_N > bq * block_M + 1) | ((t + 1) * block_N > seq) | (t >= tiles):
+            if ((t + 1) * block_N > bq * block_M + 1) | ((t + 1) * block_N > seq):
                 for i, j in T.Parallel(block_M, block_N):
-                    s[i, j] = T.if_then_else((bq * block_M + i >= t * block_N + j) & (t * block_N + j < seq)
-                                             & (t < tiles), s[i, j], -T.infinity(acc))
-        elif ((t + 1) * block_N > seq) | (t >= tiles):
+                    s[i, j] = T.if_then_else((bq * block_M + i >= t * block_N + j) & (t * block_N + j < seq),
+                                             s[i, j], -T.infinity(acc))
+        elif (t + 1) * block_N > seq:
             for i, j in T.Parallel(block_M, block_N):
-                s[i, j] = T.if_then_else((t * block_N + j < seq) & (t < tiles), s[i, j], -T.infinity(acc))
+                s[i, j] = T.if_then_else(t * block_N + j < seq, s[i, j], -T.infinity(acc))
 
     @T.macro
     def pingpong_step(K, V, q, k, v, s, p, out, state, held, warpgroup, b, h, bq, t, tiles):
         """Ping-pong iteration t, t <= tiles: S = Q K_t^T (t < tiles) and O += P_{t-1} V_{t-1}, both issued
-        before either is waited for; iteration `tiles` only finishes the last P V (its scores all masked). With
-        two buffers the loop runs in pairs of iterations, and a pair's second past `tiles` does nothing but
-        load (past the sequence's end; the pipeline still expects its loads): running it all-masked instead
-        made ptxas spill."""
+        before either is waited for; iteration `tiles` only finishes the last P V (no softmax: running one on
+        all-masked scores there was measured slower at 128-key tiles). With two buffers the loop runs in pairs
+        of iterations, and a pair's second past `tiles` does nothing but load (past the sequence's end; the
+        pipeline still expects its loads): running it all-masked instead made ptxas spill."""
         row_max, prev_max, rescale, tile_sum, row_sum = state
         T.copy(K[b, t * block_N:(t + 1) * block_N, h, :], k)
         T.copy(V[b, T.max(t - 1, 0) * block_N:(T.max(t - 1, 0) + 1) * block_N, h, :], v)
@@ -207,11 +207,13 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
             # The pipeline releases a buffer after its last reader: read K (V) once its GEMM has
             # landed, or the release would follow the asynchronous issue and the next load overwrite it.
             held[0] = k[0, 0]
-            mask_landed_scores(s, bq, t, tiles)
-            stats(s, row_max, prev_max, rescale, tile_sum, row_sum)
+            if t < tiles:
+                mask_landed_scores(s, bq, t)
+                stats(s, row_max, prev_max, rescale, tile_sum, row_sum)
             T.wait_wgmma(0)
             held[0] = v[0, 0]
-            finish(s, p, out, rescale)
+            if t < tiles:
+                finish(s, p, out, rescale)
 
     @T.prim_func
     def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), V: T.Tensor(shape, dtype), O: T.Tensor(shape, dtype)):

@@ -180,9 +180,15 @@ def _cuda_programs():
         "gemm decode split-K fp16 1x2048x7168": (gemm_cuda(1, 2048, 7168, dtype="float16", pdl=True), [2]),
         "gemm decode split-K bf16 8x2048x7168": (gemm_cuda(8, 2048, 7168, dtype="bfloat16", pdl=True), [2]),
         "gemm decode split-K fp16 5x2047x7001": (gemm_cuda(5, 2047, 7001, dtype="float16", pdl=True), [2]),
-        # The measured flash-attention shape in both schedules (ping-pong non-causal, serial causal).
+        # The measured flash-attention shape: the defaults (ping-pong, 128-key tiles, both modes) and the
+        # previous defaults (192-key tiles non-causal; serial with 176-key tiles causal).
         "flash-attention pingpong b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, arch="sm_90a"), [3]),
+        "flash-attention pingpong causal b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, causal=True,
+                                                                                  arch="sm_90a"), [3]),
+        "flash-attention pingpong 192 keys b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, block_N=192,
+                                                                                    arch="sm_90a"), [3]),
         "flash-attention causal serial b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, causal=True,
+                                                                                block_N=176, schedule="serial",
                                                                                 arch="sm_90a"), [3]),
         "flash-attention pingpong causal seq 1000": (flash_attention_fwd(1, 2, 1000, 64, causal=True,
                                                                          schedule="pingpong", arch="sm_90a"), [3]),
@@ -190,9 +196,11 @@ def _cuda_programs():
         "flash-attention pingpong one buffer b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, stages=1,
                                                                                       arch="sm_90a"), [3]),
         "flash-attention pingpong seq 1000 d128": (flash_attention_fwd(1, 2, 1000, 128, arch="sm_90a"), [3]),
-        # An odd number of key tiles (43 of 192 keys), where the two-buffer loop spilled 580 bytes until it was
-        # given an idle pair at its end.
-        "flash-attention pingpong seq 8192 d128": (flash_attention_fwd(1, 2, 8192, 128, arch="sm_90a"), [3]),
+        # An odd number of key tiles (43 of 192 keys; 33 of 128), where the two-buffer loop spilled (580 bytes at
+        # 192 keys) until it was given an idle pair at its end.
+        "flash-attention pingpong 192 keys seq 8192 d128": (flash_attention_fwd(1, 2, 8192, 128, block_N=192,
+                                                                                arch="sm_90a"), [3]),
+        "flash-attention pingpong seq 4097 d128": (flash_attention_fwd(1, 2, 4097, 128, arch="sm_90a"), [3]),
         # Decode attention (one query token): KV split over the SMs, then merged; ragged and long KV.
         "flash-decode b4 h16 kv4096 d128": (flash_decode_fwd(4, 16, 4096, 128), [5]),
         "flash-decode b1 h8 kv1000 d128": (flash_decode_fwd(1, 8, 1000, 128), [5]),
@@ -207,9 +215,12 @@ CUDA_PROGRAMS = ["rmsnorm", "softmax", "gemm fp16", "gemm bf16", "train_mlp gemm
                  "gemm decode fp16 8x7168x2048", "gemm decode bf16 3x4095x1000",
                  "gemm decode split-K fp16 1x2048x7168", "gemm decode split-K bf16 8x2048x7168",
                  "gemm decode split-K fp16 5x2047x7001", "flash-attention pingpong b4 h16 s4096 d128",
+                 "flash-attention pingpong causal b4 h16 s4096 d128",
+                 "flash-attention pingpong 192 keys b4 h16 s4096 d128",
                  "flash-attention causal serial b4 h16 s4096 d128", "flash-attention pingpong causal seq 1000",
                  "flash-attention pingpong one buffer b4 h16 s4096 d128",
-                 "flash-attention pingpong seq 1000 d128", "flash-attention pingpong seq 8192 d128",
+                 "flash-attention pingpong seq 1000 d128", "flash-attention pingpong 192 keys seq 8192 d128",
+                 "flash-attention pingpong seq 4097 d128",
                  "flash-decode b4 h16 kv4096 d128",
                  "flash-decode b1 h8 kv1000 d128", "flash-decode b2 h32 kv32768 d128 splits 3"]
 
@@ -253,7 +264,9 @@ def test_example_cuda_kernels_compile_for_sm_90a(name, tmp_path):
     # The ping-pong schedule's warpgroups take turns at named barriers 5 and 6; the serial one has none.
     if name.startswith("flash-attention"):
         pingpong = "__named_barrier_arrive" in source
-        assert pingpong == ("pingpong" in name or name in ("flash-attention", "flash-attention seq 77")), name
+        assert pingpong == ("pingpong" in name or name in ("flash-attention", "flash-attention seq 77",
+                                                            "flash-attention causal",
+                                                            "flash-attention causal seq 1000 d128")), name
         # Ping-pong stages its output through Q's shared buffer (32 KB less at d128) and, by default, has two
         # K and two V buffers; serial has an output buffer of its own.
         shared = re.findall(r'(\w+) = T\.sblock_alloc_buffer\([^\n]*scope="shared\.dyn"', program.script())
@@ -315,7 +328,7 @@ def test_decode_gemm_splits_k_exactly_where_its_column_panels_leave_half_the_sms
 
 
 def test_flash_attention_schedule_follows_the_arch_and_is_checked():
-    """Ping-pong (WGMMA issued by the kernel) is the non-causal default on Hopper only; other archs get the
+    """Ping-pong (WGMMA issued by the kernel) is the default on Hopper only, causal or not; other archs get the
     serial schedule, which compiles anywhere; a ping-pong without two warpgroups is refused, not hung."""
     import sys
 
@@ -326,8 +339,8 @@ def test_flash_attention_schedule_follows_the_arch_and_is_checked():
         [False, False, True, True, False, False]
     with pytest.raises(ValueError, match=r"arch: expected a CUDA arch such as sm_80 or sm_90a, got 'hopper'"):
         has_wgmma("hopper")
-    for arch, causal, turns in (("sm_90a", False, True), ("sm_90a", True, False), ("sm_80", False, False),
-                                ("sm_100a", False, False)):
+    for arch, causal, turns in (("sm_90a", False, True), ("sm_90a", True, True), ("sm_80", False, False),
+                                ("sm_80", True, False), ("sm_100a", False, False)):
         script = flash_attention_fwd(1, 2, 1000, 64, causal=causal, arch=arch).script()
         assert ("named_barrier_arrive" in script) == turns, (arch, causal)
     with pytest.raises(ValueError, match=r"schedule: expected 'serial' or 'pingpong', got 'fa3'"):
@@ -335,7 +348,7 @@ def test_flash_attention_schedule_follows_the_arch_and_is_checked():
     with pytest.raises(ValueError, match=r"schedule='pingpong': needs threads=256 and block_M=128 \(two warpgroups "
                                          r"taking turns\), got threads=128, block_M=64"):
         flash_attention_fwd(1, 2, 128, 64, schedule="pingpong", threads=128, block_M=64)
-    # Two K/V buffers where they fit in shared memory (head dim 128 at 192-key tiles: 224 KB), else one.
+    # Two K/V buffers where they fit in shared memory (head dim 128 at 128-key tiles: 160 KB), else one.
     for dim, buffers in ((64, 2), (128, 2), (192, 1), (256, 1)):
         script = flash_attention_fwd(1, 2, 1000, dim, arch="sm_90a").script()
         assert ("k2 = T.sblock_alloc_buffer" in script) == (buffers == 2), dim
