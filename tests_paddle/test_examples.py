@@ -276,11 +276,12 @@ def test_example_cuda_kernels_compile_for_sm_90a(name, tmp_path):
     if "wgmma" in source:
         # Registers of an asynchronous WGMMA's accumulator written while it may be in flight make ptxas
         # serialize every WGMMA of the kernel (C7515, "Potential Performance Loss"): the causal ping-pong
-        # did so when it masked its scores before Q K^T, and ran at 0.85-0.87x SDPA on an H200.
+        # did so when it masked its scores before Q K^T, and ran at 0.85-0.87x SDPA on an H200. C7514 is the
+        # same loss for accumulators read in flight: a P V WGMMA under `if t > 0` drew it.
         configs = program.attrs["tilelang_pass_configs"] if "tilelang_pass_configs" in program.attrs else {}
         report = _ptxas_report(source, bool(configs.get("tl.enable_fast_math", False)), tmp_path)
         assert re.search(r"Used \d+ registers", report), report
-        assert "C7515" not in report, report
+        assert not re.search(r"C751[45]", report), report
         if "__named_barrier_arrive" in source:  # ping-pong; its two-buffer loop spilled until the extra turn
             # was skipped (up to 284 bytes at 128-key tiles) and, at odd tile counts, until the loop ended on
             # an idle iteration
