@@ -1,4 +1,4 @@
-"""Only the driver (and seams, bootstrap) asks Paddle about devices, streams, places or allocation.
+"""Only the driver (and the seams it reads through) asks Paddle about devices, streams, places or allocation.
 
 The launch runtime is run on a real GPU with a stand-in driver; a Paddle call
 made elsewhere would be a part of the protocol that such a run never covers.
@@ -11,7 +11,7 @@ import pathlib
 
 _REPO = pathlib.Path(__file__).resolve().parents[1]
 _ROOT = _REPO / "tilelang"
-_ALLOWED = {"paddle_runtime/driver.py", "paddle_runtime/seams.py", "paddle_runtime/bootstrap.py"}
+_ALLOWED = {"paddle_runtime/driver.py", "paddle_runtime/seams.py"}
 
 # Attribute chains (rooted at a name) that ask Paddle about devices, streams, places or memory.
 _ASKS = (

@@ -112,7 +112,7 @@ def install(module_globals: dict) -> None:
     if mismatch:
         raise ImportError(mismatch)
 
-    cuda_build = bool(paddle.is_compiled_with_cuda())
-    # paddle.version.cuda() is the string 'False' on CPU builds, hence the guard.
-    major = paddle.version.cuda().split(".")[0] if cuda_build else None
-    preload.preload(major, cuda_build, site_dirs(paddle))
+    from .driver import build_cuda  # the driver module asks Paddle; the driver itself is bound after the preload
+
+    cuda = build_cuda()
+    preload.preload(cuda.split(".")[0] if cuda else None, cuda is not None, site_dirs(paddle))

@@ -64,6 +64,17 @@ from paddle.base import core
 from . import seams as _seams
 
 
+def build_cuda() -> str | None:
+    """The CUDA release this Paddle was built with (``"13.0"``), None for a CPU-only build.
+
+    A function of the module, not of the driver: :mod:`.bootstrap` needs it to preload
+    libcudart, before a driver can be bound (:func:`bind_switch` may use the preloaded library).
+    """
+    # paddle.is_compiled_with_cuda (python/paddle/device/__init__.py); paddle.version.cuda()
+    # (python/paddle/version/__init__.py, written at build time) is the string "False" on CPU builds.
+    return str(paddle.version.cuda()) if paddle.is_compiled_with_cuda() else None
+
+
 class PaddleDriver:
     """Paddle's answers to the driver interface (see module docstring), each citing the Paddle API it uses."""
 
@@ -71,11 +82,9 @@ class PaddleDriver:
 
     def __init__(self):
         self.tensor_type = paddle.Tensor
-        # paddle.is_compiled_with_cuda (python/paddle/device/__init__.py): False on CPU builds, where several
-        # CUDA accessors below segfault instead of raising, so none of them is bound.
-        self.cuda = bool(paddle.is_compiled_with_cuda())
-        # paddle.version.cuda() (python/paddle/version/__init__.py, written at build time): "False" on CPU builds.
-        self.cuda_version = str(paddle.version.cuda()) if self.cuda else None
+        # False on CPU builds, where several CUDA accessors below segfault instead of raising, so none is bound.
+        self.cuda_version = build_cuda()
+        self.cuda = self.cuda_version is not None
         self._cpu = paddle.CPUPlace()
         self._expected_place = _seams.expected_place(paddle)
         self.empty = _C_ops.empty  # paddle.empty ends in _C_ops.empty(shape, dtype, place) after ~7 us of checks
