@@ -83,11 +83,12 @@ def online_softmax(rows, cols, dim, scale):
 
 
 # Measured on an H100 against torch SDPA at b4 h16 s4096 d128 (docs/performance.md, "Flash attention"): both
-# modes run fastest with the ping-pong schedule, 128-key tiles and two K/V buffers (the default `stages` below),
-# ahead of 192-key tiles non-causal and the serial schedule with 176-key tiles causal; both with fast math
-# (--use_fast_math: exp2 as one ex2.approx.ftz). The ping-pong schedule issues Hopper's WGMMA itself, so other
-# GPUs keep the serial schedule with 128x128 tiles.
-FA_SCHEDULES = {False: dict(block_N=128, schedule="pingpong"), True: dict(block_N=128, schedule="pingpong")}
+# modes run fastest with FlashAttention-3's ping-pong, 128-key tiles and two K/V buffers (the default `stages`
+# below), non-causal with its loads and iteration 0 written out ("producer", 1.00x SDPA against 0.95x for
+# "pingpong"), ahead of 192-key tiles non-causal and the serial schedule with 176-key tiles causal; all with fast
+# math (--use_fast_math: exp2 as one ex2.approx.ftz). The ping-pong schedules issue Hopper's WGMMA themselves, so
+# other GPUs keep the serial schedule with 128x128 tiles.
+FA_SCHEDULES = {False: dict(block_N=128, schedule="producer"), True: dict(block_N=128, schedule="pingpong")}
 FA_SCHEDULE_NOT_HOPPER = dict(block_N=128, schedule="serial")
 # Hopper's dynamic shared memory per block (227 KB) less the 1 KB of the kernel's static barriers.
 SHARED_MEMORY_PER_BLOCK = 226 * 1024
@@ -119,6 +120,10 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
     schedule): iteration t issues Q K_t^T and the previous tile's P V without waiting
     (``T.wgmma_gemm``), runs tile t's softmax while P V is still in flight, and the two warpgroups take
     turns issuing their GEMMs (named barriers 5 and 6), so one's softmax overlaps the other's GEMMs.
+    ``"producer"`` (non-causal only, the default there): the same turns, with the loading warpgroup and
+    its barriers written out (:func:`producer_pingpong`), which lets iteration 0 skip its P V; it takes
+    two K/V buffers and ``threads=256``, ``block_M=128``, and where those do not fit the default is
+    ``"pingpong"``.
     ``stages``: how many K/V tiles are in shared memory. Ping-pong takes 1 or 2 (default: 2 where they fit
     in ``SHARED_MEMORY_PER_BLOCK``: at the default 128-key tiles, head dim 176 and below); with 2 the loop
     runs its iterations in pairs over two named K/V buffers, so the next tile loads while this one is in use.
@@ -132,9 +137,25 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
     """
     chosen = FA_SCHEDULES[bool(causal)] if has_wgmma(arch) else FA_SCHEDULE_NOT_HOPPER
     block_N = chosen["block_N"] if block_N is None else block_N
-    schedule = chosen["schedule"] if schedule is None else schedule
-    if schedule not in ("serial", "pingpong"):
-        raise ValueError(f"schedule: expected 'serial' or 'pingpong', got {schedule!r}")
+    if schedule is None:
+        schedule = chosen["schedule"]
+        if schedule == "producer" and (stages not in (None, 2) or (threads, block_M) != (256, 128)
+                                       or (block_M + 4 * block_N) * dim * 2 > SHARED_MEMORY_PER_BLOCK):
+            schedule = "pingpong"  # the producer schedule takes two K/V buffers only (and 128x256 threads)
+    if schedule not in ("serial", "pingpong", "producer"):
+        raise ValueError(f"schedule: expected 'serial', 'pingpong' or 'producer', got {schedule!r}")
+    if schedule == "producer":
+        if causal:
+            raise ValueError("schedule='producer': non-causal only (its loop is laid out for the fixed number of key "
+                             "tiles of every query block), got causal=True; use 'pingpong'")
+        if (threads, block_M, stages) not in ((256, 128, None), (256, 128, 2)):
+            raise ValueError(f"schedule='producer': needs threads=256, block_M=128 and two K/V buffers (stages=2), got "
+                             f"threads={threads}, block_M={block_M}, stages={stages}")
+        if (block_M + 4 * block_N) * dim * 2 > SHARED_MEMORY_PER_BLOCK:
+            raise ValueError(f"schedule='producer': Q and two K and two V tiles of block_N={block_N} keys at dim={dim} "
+                             f"need {(block_M + 4 * block_N) * dim * 2} bytes of shared memory, more than "
+                             f"{SHARED_MEMORY_PER_BLOCK}; use 'pingpong' with stages=1")
+        return producer_pingpong(batch, heads, seq, dim, block_N)
     pingpong = schedule == "pingpong"
     if stages is None:  # ping-pong: Q (which also stages the output) and two K and two V tiles
         stages = 2 if pingpong and (block_M + 4 * block_N) * dim * 2 <= SHARED_MEMORY_PER_BLOCK else 1
@@ -272,6 +293,142 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
                 out[i, j] /= row_sum[i]
             T.copy(out, q if pingpong else o)
             T.copy(q if pingpong else o, O[b, bq * block_M:(bq + 1) * block_M, h, :])
+
+    return main.with_attr("tilelang_pass_configs", FAST_MATH)
+
+
+def producer_pingpong(batch, heads, seq, dim, block_N):
+    """Non-causal ping-pong (``schedule="producer"``) with its warp specialisation written out.
+
+    A third warpgroup (threads 256-383) loads Q and the K/V tiles by TMA into two K and two V buffers,
+    each with an mbarrier saying "loaded" (the TMA's bytes arrived) and one saying "free" (all 256 consumer
+    threads are done with it); the two consumer warpgroups take turns as in ``"pingpong"``. Written out,
+    iteration 0 (Q K_0^T and its softmax) runs in straight-line code ahead of the loop, so no iteration
+    issues a P V GEMM of an all-zero P. Under T.Pipelined's automatic warp specialisation that iteration
+    could not be peeled (its GEMM was laid out over all 12 warps) nor skipped (under ``if t > 0`` ptxas
+    serialized the WGMMAs, C7514). For a ragged length the producer loads the last, partial tile first
+    (the online softmax takes tiles in any order), so only iteration 0 masks, at a place known when
+    compiling. Measured 1.00x SDPA on an H100 at b4 h16 s4096 d128, against 0.95x for ``"pingpong"``
+    (docs/performance.md).
+    """
+    block_M = 128
+    scale = 1.0 / math.sqrt(dim) * 1.4426950408889634
+    shape = [batch, seq, heads, dim]
+    dtype, acc = "float16", "float32"
+    tiles = -(-seq // block_N)
+    ragged = seq % block_N != 0
+    stats, finish = online_softmax(block_M, block_N, dim, scale)
+
+    @T.macro
+    def mask_tail(s, t):
+        if (t + 1) * block_N > seq:
+            for i, j in T.Parallel(block_M, block_N):
+                s[i, j] = T.if_then_else(t * block_N + j < seq, s[i, j], -T.infinity(acc))
+
+    @T.macro
+    def load(K, V, k, v, k_full, v_full, k_free, v_free, slot, b, h, u, t):
+        """The producer's load t (its u-th into buffer `slot`): K and V of tile t, each once its buffer is free."""
+        if t < tiles:
+            T.barrier_wait(k_free[slot], (u & 1) ^ 1)
+            n = (t + tiles - 1) % tiles if ragged else t  # a ragged length's last tile goes first
+            # emit_arrive: the issuing thread's arrival carries the bytes the barrier then waits for.
+            T.tma_copy(K[b, n * block_N:(n + 1) * block_N, h, :], k, barrier=k_full[slot],
+                       annotations={"emit_arrive": 1})
+            T.barrier_wait(v_free[slot], (u & 1) ^ 1)
+            T.tma_copy(V[b, n * block_N:(n + 1) * block_N, h, :], v, barrier=v_full[slot],
+                       annotations={"emit_arrive": 1})
+
+    @T.macro
+    def step(q, k, v, s, p, out, k_full, v_full, k_free, v_free, kb, vb, state, warpgroup, t, limit):
+        """Step t, 1 <= t <= limit (<= tiles): Q K_t^T (t < tiles) and P_{t-1} V_{t-1}; past `limit` nothing."""
+        row_max, prev_max, rescale, tile_sum, row_sum = state
+        if t <= limit:
+            T.clear(s)
+            T.sync_threads(5 + warpgroup, 256)
+            if t < tiles:
+                T.barrier_wait(k_full[kb], (t // 2) & 1)
+                T.wgmma_gemm(q, k, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+            T.barrier_wait(v_full[vb], ((t - 1) // 2) & 1)
+            T.wgmma_gemm(p, v, out, policy=T.GemmWarpPolicy.FullRow)
+            T.named_barrier_arrive(6 - warpgroup, 256)
+            T.wait_wgmma(1)
+            if t < tiles:
+                T.barrier_arrive(k_free[kb])
+                stats(s, row_max, prev_max, rescale, tile_sum, row_sum)
+            T.wait_wgmma(0)
+            T.barrier_arrive(v_free[vb])
+            if t < tiles:
+                finish(s, p, out, rescale)
+
+    @T.prim_func
+    def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), V: T.Tensor(shape, dtype), O: T.Tensor(shape, dtype)):
+        with T.Kernel(T.ceildiv(seq, block_M), heads, batch, threads=384) as (bx, h, b):
+            q = T.alloc_shared([block_M, dim], dtype)
+            k = T.alloc_shared([block_N, dim], dtype)
+            k2 = T.alloc_shared([block_N, dim], dtype)
+            v = T.alloc_shared([block_N, dim], dtype)
+            v2 = T.alloc_shared([block_N, dim], dtype)
+            s = T.alloc_fragment([block_M, block_N], acc)
+            p = T.alloc_fragment([block_M, block_N], dtype)
+            out = T.alloc_fragment([block_M, dim], acc)
+            row_max, prev_max, rescale, tile_sum, row_sum = (T.alloc_fragment([block_M], acc) for _ in range(5))
+            state = (row_max, prev_max, rescale, tile_sum, row_sum)
+            q_full = T.alloc_barrier([1])
+            k_full = T.alloc_barrier([1, 1])
+            v_full = T.alloc_barrier([1, 1])
+            k_free = T.alloc_barrier([256, 256])
+            v_free = T.alloc_barrier([256, 256])
+            tx = T.get_thread_binding()
+
+            if tx >= 256:  # the producer warpgroup
+                T.dec_max_nreg(24)
+                T.tma_copy(Q[b, bx * block_M:(bx + 1) * block_M, h, :], q, barrier=q_full[0],
+                           annotations={"emit_arrive": 1})
+                for u in T.serial(T.ceildiv(tiles, 2)):
+                    load(K, V, k, v, k_full, v_full, k_free, v_free, 0, b, h, u, 2 * u)
+                    load(K, V, k2, v2, k_full, v_full, k_free, v_free, 1, b, h, u, 2 * u + 1)
+            else:
+                T.inc_max_nreg(240)
+                warpgroup = tx // 128
+                T.fill(out, 0)
+                T.fill(row_sum, 0)
+                T.fill(row_max, -T.infinity(acc))
+                T.barrier_wait(q_full[0], 0)
+                # Iteration 0: Q K_0^T and its softmax (masked if its tile, the last one, is partial); no P V yet.
+                # Warpgroup 0 issues first, then they take turns (named barriers 5 and 6).
+                T.barrier_wait(k_full[0], 0)
+                T.clear(s)
+                if warpgroup == 1:
+                    T.sync_threads(6, 256)
+                T.wgmma_gemm(q, k, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                T.named_barrier_arrive(6 - warpgroup, 256)
+                T.wait_wgmma(0)
+                T.barrier_arrive(k_free[0])
+                mask_tail(s, tiles - 1)
+                stats(s, row_max, prev_max, rescale, tile_sum, row_sum)
+                finish(s, p, out, rescale)
+                # Steps 1 .. tiles in pairs, each buffer named in the code (t odd: K_t in k2, V_{t-1} in v; t even:
+                # k, v2). The loop's last pair has its first step live and its second idle: with both live, or
+                # both idle, ptxas spilled 52-184 bytes at some lengths (and serialized the WGMMAs, C7512, at
+                # 4096 keys). So with an even number of tiles the last step (the last P V, on v2) follows it.
+                limit = tiles if tiles % 2 else tiles - 1
+                for u in T.serial((limit + 1) // 2):
+                    step(q, k2, v, s, p, out, k_full, v_full, k_free, v_free, 1, 0, state, warpgroup, 2 * u + 1,
+                         limit)
+                    step(q, k, v2, s, p, out, k_full, v_full, k_free, v_free, 0, 1, state, warpgroup, 2 * u + 2,
+                         limit)
+                if tiles % 2 == 0:
+                    T.barrier_wait(v_full[1], ((tiles - 1) // 2) & 1)
+                    T.sync_threads(5 + warpgroup, 256)
+                    T.wgmma_gemm(p, v2, out, policy=T.GemmWarpPolicy.FullRow)
+                    T.named_barrier_arrive(6 - warpgroup, 256)
+                    T.wait_wgmma(0)
+                if warpgroup == 0:
+                    T.sync_threads(5, 256)  # warpgroup 1's last turn, so no arrival is left pending
+                for i, j in T.Parallel(block_M, dim):
+                    out[i, j] /= row_sum[i]
+                T.copy(out, q)  # through Q's buffer, as "pingpong"
+                T.copy(q, O[b, bx * block_M:(bx + 1) * block_M, h, :])
 
     return main.with_attr("tilelang_pass_configs", FAST_MATH)
 

@@ -180,12 +180,17 @@ def _cuda_programs():
         "gemm decode split-K fp16 1x2048x7168": (gemm_cuda(1, 2048, 7168, dtype="float16", pdl=True), [2]),
         "gemm decode split-K bf16 8x2048x7168": (gemm_cuda(8, 2048, 7168, dtype="bfloat16", pdl=True), [2]),
         "gemm decode split-K fp16 5x2047x7001": (gemm_cuda(5, 2047, 7001, dtype="float16", pdl=True), [2]),
-        # The measured flash-attention shape: the defaults (ping-pong, 128-key tiles, both modes) and the
-        # previous defaults (192-key tiles non-causal; serial with 176-key tiles causal).
-        "flash-attention pingpong b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, arch="sm_90a"), [3]),
+        # The measured flash-attention shape: the defaults (non-causal: the ping-pong with its own TMA producer;
+        # causal: ping-pong, both with 128-key tiles) and the previous defaults (non-causal ping-pong with 128 and
+        # 192-key tiles; serial with 176-key tiles causal).
+        "flash-attention producer pingpong b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, arch="sm_90a"),
+                                                                [3]),
+        "flash-attention pingpong b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, schedule="pingpong",
+                                                                           arch="sm_90a"), [3]),
         "flash-attention pingpong causal b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, causal=True,
                                                                                   arch="sm_90a"), [3]),
         "flash-attention pingpong 192 keys b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, block_N=192,
+                                                                                    schedule="pingpong",
                                                                                     arch="sm_90a"), [3]),
         "flash-attention causal serial b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, causal=True,
                                                                                 block_N=176, schedule="serial",
@@ -194,13 +199,22 @@ def _cuda_programs():
                                                                          schedule="pingpong", arch="sm_90a"), [3]),
         # Ping-pong over one K/V buffer (the default has two), and the default at a ragged length.
         "flash-attention pingpong one buffer b4 h16 s4096 d128": (flash_attention_fwd(4, 16, 4096, 128, stages=1,
+                                                                                      schedule="pingpong",
                                                                                       arch="sm_90a"), [3]),
-        "flash-attention pingpong seq 1000 d128": (flash_attention_fwd(1, 2, 1000, 128, arch="sm_90a"), [3]),
+        "flash-attention pingpong seq 1000 d128": (flash_attention_fwd(1, 2, 1000, 128, schedule="pingpong",
+                                                                       arch="sm_90a"), [3]),
+        # The producer schedule at ragged lengths of an even and an odd number of tiles (its loop ends differently
+        # for each; other ends spilled or serialized the WGMMAs), and at one tile.
+        "flash-attention producer pingpong seq 1000 d128": (flash_attention_fwd(1, 2, 1000, 128, arch="sm_90a"), [3]),
+        "flash-attention producer pingpong seq 4097 d128": (flash_attention_fwd(1, 2, 4097, 128, arch="sm_90a"), [3]),
+        "flash-attention producer pingpong seq 300 d128": (flash_attention_fwd(2, 3, 300, 128, arch="sm_90a"), [3]),
         # An odd number of key tiles (43 of 192 keys; 33 of 128), where the two-buffer loop spilled (580 bytes at
         # 192 keys) until it was given an idle pair at its end.
         "flash-attention pingpong 192 keys seq 8192 d128": (flash_attention_fwd(1, 2, 8192, 128, block_N=192,
+                                                                                schedule="pingpong",
                                                                                 arch="sm_90a"), [3]),
-        "flash-attention pingpong seq 4097 d128": (flash_attention_fwd(1, 2, 4097, 128, arch="sm_90a"), [3]),
+        "flash-attention pingpong seq 4097 d128": (flash_attention_fwd(1, 2, 4097, 128, schedule="pingpong",
+                                                                       arch="sm_90a"), [3]),
         # Decode attention (one query token): KV split over the SMs, then merged; ragged and long KV.
         "flash-decode b4 h16 kv4096 d128": (flash_decode_fwd(4, 16, 4096, 128), [5]),
         "flash-decode b1 h8 kv1000 d128": (flash_decode_fwd(1, 8, 1000, 128), [5]),
@@ -220,7 +234,9 @@ CUDA_PROGRAMS = ["rmsnorm", "softmax", "gemm fp16", "gemm bf16", "train_mlp gemm
                  "flash-attention causal serial b4 h16 s4096 d128", "flash-attention pingpong causal seq 1000",
                  "flash-attention pingpong one buffer b4 h16 s4096 d128",
                  "flash-attention pingpong seq 1000 d128", "flash-attention pingpong 192 keys seq 8192 d128",
-                 "flash-attention pingpong seq 4097 d128",
+                 "flash-attention pingpong seq 4097 d128", "flash-attention producer pingpong b4 h16 s4096 d128",
+                 "flash-attention producer pingpong seq 1000 d128", "flash-attention producer pingpong seq 4097 d128",
+                 "flash-attention producer pingpong seq 300 d128",
                  "flash-decode b4 h16 kv4096 d128",
                  "flash-decode b1 h8 kv1000 d128", "flash-decode b2 h32 kv32768 d128 splits 3"]
 
@@ -277,11 +293,12 @@ def test_example_cuda_kernels_compile_for_sm_90a(name, tmp_path):
         # Registers of an asynchronous WGMMA's accumulator written while it may be in flight make ptxas
         # serialize every WGMMA of the kernel (C7515, "Potential Performance Loss"): the causal ping-pong
         # did so when it masked its scores before Q K^T, and ran at 0.85-0.87x SDPA on an H200. C7514 is the
-        # same loss for accumulators read in flight: a P V WGMMA under `if t > 0` drew it.
+        # same loss for accumulators read in flight: a P V WGMMA under `if t > 0` drew it; C7512 for too few
+        # registers: a loop shape of the producer schedule drew it (with spills) at 4096 keys.
         configs = program.attrs["tilelang_pass_configs"] if "tilelang_pass_configs" in program.attrs else {}
         report = _ptxas_report(source, bool(configs.get("tl.enable_fast_math", False)), tmp_path)
         assert re.search(r"Used \d+ registers", report), report
-        assert not re.search(r"C751[45]", report), report
+        assert not re.search(r"C751[245]", report), report
         if "__named_barrier_arrive" in source:  # ping-pong; its two-buffer loop spilled until the extra turn
             # was skipped (up to 284 bytes at 128-key tiles) and, at odd tile counts, until the loop ended on
             # an idle iteration
@@ -329,8 +346,9 @@ def test_decode_gemm_splits_k_exactly_where_its_column_panels_leave_half_the_sms
 
 
 def test_flash_attention_schedule_follows_the_arch_and_is_checked():
-    """Ping-pong (WGMMA issued by the kernel) is the default on Hopper only, causal or not; other archs get the
-    serial schedule, which compiles anywhere; a ping-pong without two warpgroups is refused, not hung."""
+    """Ping-pong (WGMMA issued by the kernel) is the default on Hopper only, causal or not (non-causal as the
+    written-out "producer"); other archs get the serial schedule, which compiles anywhere; a ping-pong without
+    two warpgroups is refused, not hung, and so is a producer schedule it cannot run."""
     import sys
 
     sys.path.insert(0, str(EXAMPLES))
@@ -344,7 +362,7 @@ def test_flash_attention_schedule_follows_the_arch_and_is_checked():
                                 ("sm_80", True, False), ("sm_100a", False, False)):
         script = flash_attention_fwd(1, 2, 1000, 64, causal=causal, arch=arch).script()
         assert ("named_barrier_arrive" in script) == turns, (arch, causal)
-    with pytest.raises(ValueError, match=r"schedule: expected 'serial' or 'pingpong', got 'fa3'"):
+    with pytest.raises(ValueError, match=r"schedule: expected 'serial', 'pingpong' or 'producer', got 'fa3'"):
         flash_attention_fwd(1, 2, 128, 64, schedule="fa3")
     with pytest.raises(ValueError, match=r"schedule='pingpong': needs threads=256 and block_M=128 \(two warpgroups "
                                          r"taking turns\), got threads=128, block_M=64"):
@@ -353,6 +371,16 @@ def test_flash_attention_schedule_follows_the_arch_and_is_checked():
     for dim, buffers in ((64, 2), (128, 2), (192, 1), (256, 1)):
         script = flash_attention_fwd(1, 2, 1000, dim, arch="sm_90a").script()
         assert ("k2 = T.sblock_alloc_buffer" in script) == (buffers == 2), dim
+    for kw, message in ((dict(causal=True), r"schedule='producer': non-causal only .*got causal=True; use 'pingpong'"),
+                        (dict(stages=1), r"schedule='producer': needs threads=256, block_M=128 and two K/V buffers "
+                                         r"\(stages=2\), got threads=256, block_M=128, stages=1"),
+                        (dict(dim=192), r"schedule='producer': Q and two K and two V tiles of block_N=128 keys at "
+                                        r"dim=192 need 245760 bytes of shared memory, more than 231424")):
+        args = dict(batch=1, heads=2, seq=128, dim=64, schedule="producer", arch="sm_90a") | kw
+        with pytest.raises(ValueError, match=message):
+            flash_attention_fwd(**args)
+    # The default falls back to "pingpong" where the producer schedule cannot run (one buffer asked for).
+    assert "k2 = T.sblock_alloc_buffer" not in flash_attention_fwd(1, 2, 1000, 128, stages=1, arch="sm_90a").script()
     for bad in (3, 0):
         with pytest.raises(ValueError, match=r"schedule='pingpong': stages: expected 1 or 2 \(K/V buffers\), "
                                              r"got " + str(bad)):
