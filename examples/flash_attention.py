@@ -141,7 +141,7 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
         schedule = chosen["schedule"]
         if schedule == "producer" and (stages not in (None, 2) or (threads, block_M) != (256, 128)
                                        or (block_M + 4 * block_N) * dim * 2 > SHARED_MEMORY_PER_BLOCK):
-            schedule = "pingpong"  # the producer schedule takes two K/V buffers only (and 128x256 threads)
+            schedule = "pingpong"  # the producer schedule takes two K/V buffers, block_M=128 and threads=256 only
     if schedule not in ("serial", "pingpong", "producer"):
         raise ValueError(f"schedule: expected 'serial', 'pingpong' or 'producer', got {schedule!r}")
     if schedule == "producer":
