@@ -44,7 +44,7 @@ import paddle  # noqa: E402
 
 import tilelang  # noqa: E402
 import tilelang.language as T  # noqa: E402
-from common import compile_error, paddle_sees_gpu, time_us  # noqa: E402
+from common import compile_error, paddle_sees_gpu, synchronizer, time_us  # noqa: E402
 from quickstart import compute_capability  # noqa: E402
 
 
@@ -81,6 +81,19 @@ def online_softmax(rows, cols, dim, scale):
 
     return stats, finish
 
+
+
+def past_end_mask(rows, cols, seq):
+    """A macro ``mask(s, t)``: in key tile t, if it reaches past ``seq``, the scores of the keys beyond become -inf
+    (their rows of K were zero-filled by the load, which a plain softmax would count)."""
+
+    @T.macro
+    def mask(s, t):
+        if (t + 1) * cols > seq:
+            for i, j in T.Parallel(rows, cols):
+                s[i, j] = T.if_then_else(t * cols + j < seq, s[i, j], -T.infinity("float32"))
+
+    return mask
 
 # Measured on an H100 against torch SDPA at b4 h16 s4096 d128 (docs/performance.md, "Flash attention"): both
 # modes run fastest with FlashAttention-3's ping-pong, 128-key tiles and two K/V buffers (the default `stages`
@@ -137,10 +150,11 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
     """
     chosen = FA_SCHEDULES[bool(causal)] if has_wgmma(arch) else FA_SCHEDULE_NOT_HOPPER
     block_N = chosen["block_N"] if block_N is None else block_N
+    two_buffers = (block_M + 4 * block_N) * dim * 2  # bytes of Q (which also stages the output), two K and two V
     if schedule is None:
         schedule = chosen["schedule"]
         if schedule == "producer" and (stages not in (None, 2) or (threads, block_M) != (256, 128)
-                                       or (block_M + 4 * block_N) * dim * 2 > SHARED_MEMORY_PER_BLOCK):
+                                       or two_buffers > SHARED_MEMORY_PER_BLOCK):
             schedule = "pingpong"  # the producer schedule takes two K/V buffers, block_M=128 and threads=256 only
     if schedule not in ("serial", "pingpong", "producer"):
         raise ValueError(f"schedule: expected 'serial', 'pingpong' or 'producer', got {schedule!r}")
@@ -151,14 +165,14 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
         if (threads, block_M, stages) not in ((256, 128, None), (256, 128, 2)):
             raise ValueError(f"schedule='producer': needs threads=256, block_M=128 and two K/V buffers (stages=2), got "
                              f"threads={threads}, block_M={block_M}, stages={stages}")
-        if (block_M + 4 * block_N) * dim * 2 > SHARED_MEMORY_PER_BLOCK:
+        if two_buffers > SHARED_MEMORY_PER_BLOCK:
             raise ValueError(f"schedule='producer': Q and two K and two V tiles of block_N={block_N} keys at dim={dim} "
-                             f"need {(block_M + 4 * block_N) * dim * 2} bytes of shared memory, more than "
+                             f"need {two_buffers} bytes of shared memory, more than "
                              f"{SHARED_MEMORY_PER_BLOCK}; use 'pingpong' with stages=1")
         return producer_pingpong(batch, heads, seq, dim, block_N)
     pingpong = schedule == "pingpong"
-    if stages is None:  # ping-pong: Q (which also stages the output) and two K and two V tiles
-        stages = 2 if pingpong and (block_M + 4 * block_N) * dim * 2 <= SHARED_MEMORY_PER_BLOCK else 1
+    if stages is None:  # ping-pong: two K/V buffers where they fit
+        stages = 2 if pingpong and two_buffers <= SHARED_MEMORY_PER_BLOCK else 1
     double = pingpong and stages == 2
     if pingpong and stages not in (1, 2):
         raise ValueError(f"schedule='pingpong': stages: expected 1 or 2 (K/V buffers), got {stages!r}")
@@ -174,6 +188,7 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
     # tests_paddle/test_examples.py holds every example kernel to none), and masking first was slower even
     # without that report (non-causal at 128-key tiles on an H100; docs/performance.md).
     stats, finish = online_softmax(block_M, block_N, dim, scale)
+    mask_past_end = past_end_mask(block_M, block_N, seq)
 
     @T.macro
     def init_scores(s, bq, t, tiles):
@@ -202,9 +217,8 @@ def flash_attention_fwd(batch, heads, seq, dim, causal=False, block_M=128, block
                 for i, j in T.Parallel(block_M, block_N):
                     s[i, j] = T.if_then_else((bq * block_M + i >= t * block_N + j) & (t * block_N + j < seq),
                                              s[i, j], -T.infinity(acc))
-        elif (t + 1) * block_N > seq:
-            for i, j in T.Parallel(block_M, block_N):
-                s[i, j] = T.if_then_else(t * block_N + j < seq, s[i, j], -T.infinity(acc))
+        else:
+            mask_past_end(s, t)
 
     @T.macro
     def pingpong_step(K, V, q, k, v, s, p, out, state, held, warpgroup, b, h, bq, t, tiles):
@@ -318,12 +332,7 @@ def producer_pingpong(batch, heads, seq, dim, block_N):
     tiles = -(-seq // block_N)
     ragged = seq % block_N != 0
     stats, finish = online_softmax(block_M, block_N, dim, scale)
-
-    @T.macro
-    def mask_tail(s, t):
-        if (t + 1) * block_N > seq:
-            for i, j in T.Parallel(block_M, block_N):
-                s[i, j] = T.if_then_else(t * block_N + j < seq, s[i, j], -T.infinity(acc))
+    mask_tail = past_end_mask(block_M, block_N, seq)
 
     @T.macro
     def load(K, V, k, v, k_full, v_full, k_free, v_free, slot, b, h, u, t):
@@ -583,7 +592,7 @@ def main(argv=None) -> int:
     err = float((o.astype("float32") - reference(q, k, v, args.causal)).abs().max())
     ok = err < 2e-2
     print(f"[GPU] flash-attention fwd {shape} causal={args.causal}: max abs err {err:.2e} ({'OK' if ok else 'MISMATCH'})")
-    sync = paddle.device.synchronize
+    sync = synchronizer(True)
     sdpa = paddle.nn.functional.scaled_dot_product_attention
     print(f"[GPU] {time_us(lambda: kernel(q, k, v), sync):.1f} us per call (TileLang) vs "
           f"{time_us(lambda: sdpa(q, k, v, is_causal=args.causal), sync):.1f} us (scaled_dot_product_attention)")
@@ -601,7 +610,7 @@ def run_decode(kernel, args, splits) -> int:
     ok = err < 2e-2
     print(f"[GPU] flash-decode q {[b, h, d]} kv {[b, s, h, d]} splits={splits}: max abs err {err:.2e} "
           f"({'OK' if ok else 'MISMATCH'})")
-    sync = paddle.device.synchronize
+    sync = synchronizer(True)
     sdpa = paddle.nn.functional.scaled_dot_product_attention
     q1 = q.unsqueeze(1)
     print(f"[GPU] {time_us(lambda: kernel(q, k, v, lse_part, o_part), sync):.1f} us per call (TileLang) vs "
