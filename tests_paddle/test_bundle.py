@@ -2,7 +2,9 @@
 
 The serving processes get compilers that are stubs: a C++ compiler and an nvcc
 that log every call and fail, and an empty writable cache. A compile would
-show in the log and fail; a bundle hit needs neither.
+show in the log and fail; a bundle hit needs neither, and does not even ask
+their versions (no call at all). A host with no compiler at all (none on
+PATH, no CC/CXX, no CUDA toolkit) serves the same bundle.
 """
 
 import hashlib
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_python
+from conftest import compiler_free_env, run_bare, run_python
 
 JOB = '''
 import numpy as np, paddle
@@ -100,9 +102,9 @@ def _stub(path: Path, log: Path) -> str:
     return str(path)
 
 
-def _compiles(log: Path) -> list:
-    """The stub compilers' logged calls, less the ``--version`` probes of the cache key (not compiles)."""
-    return [ln for ln in (log.read_text().splitlines() if log.exists() else []) if ln.strip() != "--version"]
+def _calls(log: Path) -> list:
+    """The stub compilers' logged calls, ``--version`` probes included: a bundle hit makes none."""
+    return log.read_text().splitlines() if log.exists() else []
 
 
 def _digest(root: Path) -> dict:
@@ -146,7 +148,7 @@ def test_served_with_failing_compilers_zero_compiles_bundle_untouched(bundle, tm
     before = _digest(out)
     proc, log = _serve(work, out, tmp_path)
     assert proc.returncode == 0 and "checked" in proc.stdout, proc.stdout + proc.stderr[-3000:]
-    calls = _compiles(log)
+    calls = _calls(log)
     assert calls == [], calls                                  # nothing compiled
     assert _digest(out) == before                              # the bundle untouched
     assert not list((tmp_path / "empty").rglob("kernel_lib.so"))
@@ -159,7 +161,7 @@ def test_a_custom_op_is_served_from_the_bundle_with_failing_compilers(bundle, tm
     assert proc.returncode == 0 and "op checked" in proc.stdout, proc.stdout + proc.stderr[-3000:]
     library = proc.stdout.split("op checked", 1)[1].split()[0]
     assert library.startswith(str(out / "ops" / "tl_bundle_triple-")), library     # loaded from the bundle
-    calls = _compiles(log)
+    calls = _calls(log)
     assert calls == [], calls
     assert _digest(out) == before
     assert not (tmp_path / "ops").exists()                                        # nothing built or written
@@ -170,7 +172,7 @@ def test_an_autotuned_kernel_is_served_without_tuning_again(bundle, tmp_path):
     before = _digest(out)
     proc, log = _serve(work, out, tmp_path, what="tune_job")
     assert proc.returncode == 0 and "tuned {'block':" in proc.stdout, proc.stdout + proc.stderr[-3000:]
-    calls = _compiles(log)
+    calls = _calls(log)
     assert calls == [], calls                                  # no config compiled
     assert _digest(out) == before
     assert not list((tmp_path / "empty").rglob("kernel_lib.so"))
@@ -197,14 +199,70 @@ def test_a_corrupt_entry_is_not_loaded(bundle, tmp_path):
     assert len(list((tmp_path / "empty").rglob("kernel_lib.so"))) == 1   # only that one compiled
 
 
+@pytest.mark.parametrize("what, shows", [("check", "checked"), ("op_job", "op checked"), ("tune_job", "tuned {'block':")])
+def test_served_on_a_host_with_no_compiler_at_all(bundle, tmp_path, what, shows):
+    work, out = bundle
+    env = {**compiler_free_env(tmp_path), "TILELANG_PADDLE_BUNDLE": str(out),
+           "TILELANG_CACHE_DIR": str(tmp_path / "empty"), "TILELANG_PADDLE_OP_CACHE": str(tmp_path / "ops")}
+    proc = run_bare(f"import sys; sys.path.insert(0, {str(work)!r}); import job; job.{what}()", env, cwd=str(tmp_path))
+    assert proc.returncode == 0 and shows in proc.stdout, proc.stdout + proc.stderr[-3000:]
+    assert "failed to load" not in proc.stderr and "not loaded" not in proc.stderr, proc.stderr[-3000:]
+    assert not list((tmp_path / "empty").rglob("kernel_lib.so")) and not (tmp_path / "ops").exists()
+
+
 def test_a_kernel_missing_from_the_bundle_without_a_compiler_is_named(bundle, tmp_path):
     work, out = bundle
-    proc, _ = _serve(work, out, tmp_path, what="other", extra={"CXX": str(tmp_path / "no-such-compiler")})
+    env = {**compiler_free_env(tmp_path), "TILELANG_PADDLE_BUNDLE": str(out),
+           "TILELANG_CACHE_DIR": str(tmp_path / "empty")}
+    proc = run_bare(f"import sys; sys.path.insert(0, {str(work)!r}); import job; job.other()", env, cwd=str(tmp_path))
     assert proc.returncode != 0
     err = proc.stderr
     assert "kernel main is in no bundle of TILELANG_PADDLE_BUNDLE=" in err, err[-3000:]
     assert "this machine cannot compile it (no C++ compiler" in err, err[-3000:]
     assert "differ in func:" in err and "The bundles hold kernels for: c" in err, err[-3000:]
+
+
+MARKER_JOB = """
+import pathlib
+def run():
+    pathlib.Path("ran").write_text("the --run function ran")
+"""
+
+
+@pytest.mark.parametrize("what", ["a-file", "foreign-manifest", "unreadable-manifest"])
+def test_the_bundle_command_refuses_an_out_that_is_not_its_own_before_compiling(tmp_path, what):
+    (tmp_path / "marker_job.py").write_text(MARKER_JOB)
+    out = tmp_path / "out"
+    if what == "a-file":
+        out.write_text("a file of the user's\n")
+        before, expected = out.read_text(), f"OUT {out} is a file, not a directory; nothing was compiled"
+    else:
+        out.mkdir()
+        text = '{"keys": ["the user\'s"], "format": 7}' if what == "foreign-manifest" else "{not json"
+        (out / "manifest.json").write_text(text)
+        before = text
+        expected = f"{out / 'manifest.json'} is not a tilelang-paddle bundle manifest ("
+    proc = subprocess.run([EXE, "bundle", str(out), "--run", "marker_job:run"], cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and expected in proc.stderr + proc.stdout, proc.stdout + proc.stderr[-3000:]
+    assert not (tmp_path / "ran").exists()                                 # refused before the run
+    assert (out if what == "a-file" else out / "manifest.json").read_text() == before
+
+
+def test_a_relative_bundle_path_is_made_absolute_at_import(bundle, tmp_path):
+    work, out = bundle
+    rel = os.path.relpath(out, tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    proc = run_python(f"""
+        import os
+        import paddle, tilelang
+        os.chdir({str(tmp_path / 'elsewhere')!r})    # a launcher's run directory, after import
+        import sys; sys.path.insert(0, {str(work)!r}); import job; job.check()
+        print("bundle", os.environ["TILELANG_PADDLE_BUNDLE"])
+    """, env={"TILELANG_PADDLE_BUNDLE": rel, "TILELANG_CACHE_DIR": str(tmp_path / "empty")}, cwd=str(tmp_path))
+    assert proc.returncode == 0 and "checked" in proc.stdout, proc.stdout + proc.stderr[-3000:]
+    assert f"bundle {out}" in proc.stdout, proc.stdout
+    assert not list((tmp_path / "empty").rglob("kernel_lib.so"))          # served from the bundle
 
 
 def test_bundle_command_usage_errors(tmp_path):
@@ -213,3 +271,23 @@ def test_bundle_command_usage_errors(tmp_path):
     assert proc.returncode != 0 and "--run expects MODULE:FUNCTION, got 'nocolon'" in proc.stderr + proc.stdout
     proc = subprocess.run([EXE, "bundle", str(tmp_path / "o")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "--run" in proc.stderr
+
+
+def test_an_entry_that_fails_to_load_is_reported_as_that_not_as_a_file_check(bundle, tmp_path):
+    work, out = bundle
+    broken = tmp_path / "broken"
+    shutil.copytree(out, broken)
+    manifest = json.loads((broken / "manifest.json").read_text())
+    (key,) = [k for k, e in manifest["entries"].items() if e["name"] == "shift"]
+    lib = broken / "kernels" / key / "kernel_lib.so"
+    lib.write_bytes(b"not a shared library\n")              # intact by the manifest (updated), but no library
+    manifest["entries"][key]["files"]["kernel_lib.so"] = hashlib.sha256(lib.read_bytes()).hexdigest()
+    (broken / "manifest.json").write_text(json.dumps(manifest))
+    env = {**compiler_free_env(tmp_path), "TILELANG_PADDLE_BUNDLE": str(broken),
+           "TILELANG_CACHE_DIR": str(tmp_path / "empty")}
+    proc = run_bare(f"import sys; sys.path.insert(0, {str(work)!r}); import job; job.check()", env, cwd=str(tmp_path))
+    assert proc.returncode != 0
+    err = proc.stderr
+    assert "kernel shift is in no bundle" in err or "kernel main is in no bundle" in err, err[-3000:]
+    assert f"its bundle entry did not load: {broken / 'kernels' / key}:" in err, err[-3000:]
+    assert "failed their check" not in err, err[-3000:]

@@ -110,9 +110,13 @@ def test_the_key_fields_name_each_tool(tmp_path):
         from tvm.target import Target
         from tilelang.paddle_runtime import toolchain
 
-        cpu = toolchain.key_fields(Target("c"), "cython")
-        cuda = toolchain.key_fields(Target({"kind": "cuda", "arch": "sm_90a"}), "tvm_ffi")
-        nvrtc = toolchain.key_fields(Target({"kind": "cuda", "arch": "sm_90a"}), "nvrtc")
+        def fields(target, backend):
+            return {"tvm_ffi": toolchain.tvm_ffi_version(),
+                    **toolchain.build_tools(toolchain.target_kind(target), backend)}
+
+        cpu = fields(Target("c"), "cython")
+        cuda = fields(Target({"kind": "cuda", "arch": "sm_90a"}), "tvm_ffi")
+        nvrtc = fields(Target({"kind": "cuda", "arch": "sm_90a"}), "nvrtc")
         print(json.dumps([cpu, cuda, nvrtc]))
     """)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -8,7 +8,9 @@ Afterwards each recorded kernel's cache entry is copied to
 ``OUT/kernels/<bundle key>/`` and ``OUT/manifest.json`` lists, per kernel, its
 name, key fields (target and arch, backend, versions, toolchain) and every
 file's sha256, and for the bundle the versions it was made with. The manifest
-is written last, replacing any earlier one; entries already in ``OUT`` are kept.
+is written last, replacing an earlier one of ours; entries already in ``OUT`` are kept.
+An ``OUT`` that is a file, or holds a ``manifest.json`` that is not a bundle of
+ours, is refused before anything compiles.
 Operators ``tilelang.paddle.custom_op`` builds in its default op cache (no
 ``directory=``) are built into a private one too and copied whole to
 ``OUT/ops/<op>-<digest>/``. Serving reads it all with ``TILELANG_PADDLE_BUNDLE=OUT``
@@ -117,8 +119,30 @@ def _copy_autotune(cache: str, dst_root: str) -> dict:
     return tuned
 
 
+def _existing(out: str) -> dict:
+    """The manifest already in ``OUT`` (empty for a new bundle); refuses an ``OUT`` that is not ours to write."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise SystemExit(f"tilelang-paddle bundle: OUT {out} is a file, not a directory; nothing was compiled. "
+                         "Name a new or an existing bundle directory")
+    path = os.path.join(out, "manifest.json")
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path) as f:
+            old = json.load(f)
+    except (OSError, ValueError) as exc:
+        old, why = None, f"it cannot be read as JSON ({exc})"
+    else:
+        why = f"its format is {old.get('format')!r}, ours is {FORMAT}" if isinstance(old, dict) else "not an object"
+    if not (isinstance(old, dict) and old.get("format") == FORMAT and isinstance(old.get("entries"), dict)):
+        raise SystemExit(f"tilelang-paddle bundle: {path} is not a tilelang-paddle bundle manifest ({why}); it was "
+                         "left as it is and nothing was compiled. Name another OUT directory")
+    return old
+
+
 def build(out: str, runs: list[str]) -> int:
     out = os.path.abspath(out)
+    old = _existing(out)
     records = []
     with tempfile.TemporaryDirectory(prefix="tilelang-bundle-") as tmp:
         cache, record, ops = (os.path.join(tmp, n) for n in ("cache", "record.jsonl", "ops"))
@@ -128,15 +152,11 @@ def build(out: str, runs: list[str]) -> int:
             with open(record) as f:
                 records = [json.loads(line) for line in f if line.strip()]
         manifest_path = os.path.join(out, "manifest.json")
-        entries, tuned = {}, {}
-        if os.path.exists(manifest_path):
-            with open(manifest_path) as f:
-                old = json.load(f)
-            if old.get("format") == FORMAT:
-                entries, tuned = old.get("entries", {}), old.get("autotune", {})
+        entries, tuned = old.get("entries", {}), old.get("autotune", {})
         os.makedirs(os.path.join(out, "kernels"), exist_ok=True)
         added = 0
-        for rec in records:
+        kernels = [rec for rec in records if "bundle_key" in rec]
+        for rec in kernels:
             bkey = rec["bundle_key"]
             src = _entry_dir(cache, rec["key"])
             if src is None:
@@ -151,7 +171,11 @@ def build(out: str, runs: list[str]) -> int:
             added += bkey not in entries
             entries[bkey] = {"name": rec["name"], "key": rec["key"], "fields": rec["fields"], "files": files}
         op_dirs = _copy_ops(ops, os.path.join(out, "ops"))
-        tuned.update(_copy_autotune(cache, os.path.join(out, "autotune")))
+        tuned_here = _copy_autotune(cache, os.path.join(out, "autotune"))
+        for rec in records:  # the kernel's name and key fields, for the serving side's refusal
+            if rec.get("autotune_key") in tuned_here:
+                tuned_here[rec["autotune_key"]].update(name=rec["name"], fields=rec["fields"])
+        tuned.update(tuned_here)
     versions = {}
     for dist in ("tilelang-paddle", "apache-tvm-ffi", "paddlepaddle", "paddlepaddle-gpu"):
         try:
@@ -164,7 +188,7 @@ def build(out: str, runs: list[str]) -> int:
         json.dump(manifest, f, indent=1, sort_keys=True)
     os.replace(tmp_manifest, manifest_path)
     targets = sorted({target_text(e["fields"].get("target", "?")) for e in entries.values()})
-    print(f"tilelang-paddle bundle: {out}: {len(entries)} kernel(s) ({added} new, from {len(records)} lookups); "
+    print(f"tilelang-paddle bundle: {out}: {len(entries)} kernel(s) ({added} new, from {len(kernels)} lookups); "
           f"targets: {', '.join(targets) or 'none'}; {len(op_dirs)} custom operator(s) copied; "
           f"{len(tuned)} autotune result(s)")
     return 0

@@ -6,10 +6,11 @@ before its writable cache, and never writes into them (a read-only mount works):
 
 - A bundle is ``DIR/manifest.json`` and ``DIR/kernels/<key>/``, one directory
   per kernel, copied from a compile's cache entry. ``<key>`` is the kernel's
-  cache key without the build tools (:data:`.toolchain.BUILD_TOOLS`: the host
-  compiler, nvcc, NVRTC): those are needed to make a kernel, not to load one,
-  and a serving image often has none. Every other field must match: the
-  program, target and arch, backend, pass configs, TileLang, our build and
+  cache key, which leaves the build tools (the host compiler, nvcc, NVRTC) to
+  the writable cache's directory name (:func:`.toolchain.disk_key`): they are
+  needed to make a kernel, not to load one, and a serving image often has
+  none, so a bundle hit asks none of them. Every field of the key must match:
+  the program, target and arch, backend, pass configs, TileLang, our build and
   tvm-ffi (docs/kernel-cache.md).
 - Each entry's files are checked against the manifest's sha256 once per
   process before the first load; a missing or changed file skips the entry
@@ -17,8 +18,9 @@ before its writable cache, and never writes into them (a read-only mount works):
   and a compile.
 - Where the kernel is in no bundle and the compiler it needs is absent, the
   lookup raises at once, naming the kernel, the bundles, the fields in which
-  their kernels of that name differ, and their targets: a compile could only
-  fail later, with a message about a missing compiler.
+  their kernels of that name differ (or why its entry did not load), and their
+  targets: a compile could only fail later, with a message about a missing
+  compiler.
 
 ``TILELANG_PADDLE_BUNDLE_RECORD`` (set by the bundle command in the process it
 runs) appends every kernel looked up to a JSON-lines file.
@@ -27,31 +29,23 @@ runs) appends every kernel looked up to a JSON-lines file.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import logging
 import os
 import threading
 
 from . import toolchain as _toolchain
+from .settings import BUNDLE
 
 logger = logging.getLogger("tilelang.paddle_runtime")
 
 from tilelang_paddle.bundle import FORMAT, sha256_file, target_text  # the writer's (the same wheel's)
 
-BUNDLE = "TILELANG_PADDLE_BUNDLE"
 RECORD = "TILELANG_PADDLE_BUNDLE_RECORD"
 
 _CHECKED: dict = {}      # (root, key) -> None when the files match, else the problem
 _WARNED: set = set()
 _GUARD = threading.Lock()
-
-
-def portable_key(key_data: dict) -> str:
-    """The cache key without the build tools: what a bundle is indexed by."""
-    data = dict(key_data)
-    data["toolchain"] = {k: v for k, v in key_data.get("toolchain", {}).items() if k not in _toolchain.BUILD_TOOLS}
-    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 
 @functools.lru_cache(maxsize=8)
@@ -112,8 +106,8 @@ def _problem(root: str, key: str, entry: dict, kind: str = "kernels") -> str | N
 def autotune_dirs(key: str) -> list:
     """The bundles' copies of autotune result ``key`` whose files match their manifest (patch 0039 asks).
 
-    An autotune result is the tuner's pick and its compiled kernel; its key is upstream's (the kernel's
-    source, the configs, the compile and profiling arguments), so it serves wherever the bundle's kernels do.
+    An autotune result is the tuner's pick and its compiled kernel; its key covers the programs of every
+    config, the target, the compile and profiling arguments, our build and tvm-ffi (patch 0041).
     """
     found = []
     for root in bundle_dirs():
@@ -129,13 +123,43 @@ def autotune_dirs(key: str) -> list:
     return found
 
 
-def _record(key: str, pkey: str, key_data: dict, func) -> None:
+def autotune_missing(key: str) -> None:
+    """Raise where autotune result ``key`` is in no bundle nor the writable cache and nothing here can compile its
+    configs (patch 0039): naming the kernel and the fields in which the bundles' results for it differ."""
+    roots = bundle_dirs()
+    from . import autotune_key
+
+    known = autotune_key.fields(key)
+    if not roots or known is None:
+        return
+    name, key_data, target, backend = known
+    if target is None:
+        return  # no target resolved here: the tuner's own compile says why
+    missing = _missing_tool_for(_toolchain.build_tools(_toolchain.target_kind(target), backend))
+    if missing is None:
+        return  # a compiler is here: tune
+    near = []
+    for root in roots:
+        for entry in ((manifest(root) or {}).get("autotune") or {}).values():
+            if entry.get("name") == name:
+                near.append(differing_fields(entry.get("fields", {}), key_data) or "no field (its files failed "
+                                                                                   "their check)")
+    why = (f"the bundles' results for {name} differ in " + " | ".join(near)) if near else \
+        f"the bundles hold no autotune result for {name}"
+    raise RuntimeError(
+        f"autotuned kernel {name} is in no bundle of {BUNDLE}={os.pathsep.join(roots)} and this machine cannot "
+        f"tune it (no {missing}): {why}. Rebuild the bundle with this release's code (tilelang-paddle bundle), "
+        "or install the compiler")
+
+
+def _record(key: str, key_data: dict, func) -> None:
     path = os.environ.get(RECORD)
     if not path:
         return
     from tilelang.utils.language import get_prim_func_name
 
-    line = json.dumps({"key": key, "bundle_key": pkey, "name": get_prim_func_name(func, "<unknown>"),
+    # "key": the entry's directory in the run's writable cache; "bundle_key": its directory in the bundle.
+    line = json.dumps({"key": _toolchain.disk_key(key), "bundle_key": key, "name": get_prim_func_name(func, "<unknown>"),
                        "fields": key_data}, sort_keys=True, default=str)
     with _GUARD, open(path, "a") as f:
         f.write(line + "\n")
@@ -161,8 +185,11 @@ def _build(cache, path: str, func, backend_context, out_idx, pass_configs, compi
     )
 
 
-def _missing_tool(key_data: dict) -> str | None:
-    tools = key_data.get("toolchain", {})
+def _missing_tool(key: str) -> str | None:
+    return _missing_tool_for(_toolchain.tools_for(key))
+
+
+def _missing_tool_for(tools: dict) -> str | None:
     for tool, what in (("nvcc", "nvcc (CUDA_HOME)"), ("nvrtc", "NVRTC (cuda-python)"),
                        ("host_cxx", "C++ compiler ($CXX, g++, clang++ or c++ on PATH)")):
         if tools.get(tool) == _toolchain.NONE:
@@ -170,8 +197,23 @@ def _missing_tool(key_data: dict) -> str | None:
     return None
 
 
-def _refuse(key_data: dict, name: str, roots: tuple, missing: str) -> None:
-    key_data = json.loads(json.dumps(key_data, sort_keys=True, default=str))  # as the manifest stores it
+def differing_fields(bundled: dict, here: dict) -> str:
+    """``field: bundle X, here Y; ...`` for the fields of two keys' data that differ (as the manifest stores them)."""
+    here = json.loads(json.dumps(here, sort_keys=True, default=str))
+    differ = []
+    for field in sorted(set(bundled) | set(here)):
+        b, h = bundled.get(field), here.get(field)
+        if b == h:
+            continue
+        if isinstance(b, list) and isinstance(h, list) and len(b) == len(h):
+            items = [i for i, (x, y) in enumerate(zip(b, h)) if x != y]
+            differ.append(f"{field}: item(s) {', '.join(map(str, items))} of {len(h)}")
+        else:
+            differ.append(f"{field}: bundle {b!r}, here {h!r}")
+    return "; ".join(differ)
+
+
+def _refuse(key_data: dict, name: str, roots: tuple, missing: str, failed: list) -> None:
     near, targets = [], set()
     for root in roots:
         data = manifest(root) or {"entries": {}}
@@ -179,16 +221,14 @@ def _refuse(key_data: dict, name: str, roots: tuple, missing: str) -> None:
             fields = entry.get("fields", {})
             targets.add(target_text(fields.get("target", "?")))
             if entry.get("name") == name:
-                differ = [f"{field}: bundle {fields.get(field)!r}, here {key_data.get(field)!r}"
-                          for field in sorted(set(fields) | set(key_data))
-                          if field != "toolchain" and fields.get(field) != key_data.get(field)]
-                tvm_b, tvm_h = fields.get("toolchain", {}).get("tvm_ffi"), key_data["toolchain"].get("tvm_ffi")
-                if tvm_b != tvm_h:
-                    differ.append(f"tvm_ffi: bundle {tvm_b!r}, here {tvm_h!r}")
-                near.append("; ".join(differ) or "no field (its files failed their check)")
+                near.append(differing_fields(fields, key_data))
     held = ", ".join(sorted(targets)) or "nothing"
-    why = (f"the bundle's kernel(s) named {name} differ in " + " | ".join(near)) if near else \
-        f"the bundles hold no kernel named {name}"
+    if failed:
+        why = "its bundle entry did not load: " + " | ".join(failed)
+    elif near:
+        why = f"the bundle's kernel(s) named {name} differ in " + " | ".join(d for d in near if d)
+    else:
+        why = f"the bundles hold no kernel named {name}"
     raise RuntimeError(
         f"kernel {name} is in no bundle of {BUNDLE}={os.pathsep.join(roots)} and this machine cannot compile it "
         f"(no {missing}): {why}. The bundles hold kernels for: {held}. Rebuild the bundle with this kernel "
@@ -201,28 +241,30 @@ def load(cache, key: str, func, backend_context, out_idx, pass_configs, compile_
     key_data = _toolchain.LAST_KEY_DATA.get()
     if key_data is None or not (roots or os.environ.get(RECORD)):
         return None  # no bundle in use: nothing to compute
-    pkey = portable_key(key_data)
-    _record(key, pkey, key_data, func)
+    _record(key, key_data, func)
     if not roots:
         return None
+    failed = []
     for root in roots:
         data = manifest(root)
-        entry = data["entries"].get(pkey) if data else None
+        entry = data["entries"].get(key) if data else None
         if entry is None:
             continue
-        problem = _problem(root, pkey, entry)
+        problem = _problem(root, key, entry)
         if problem:
-            _warn_once(f"{root}/{pkey}", "bundle entry %s of %s is not loaded: %s", pkey[:16], root, problem)
+            _warn_once(f"{root}/{key}", "bundle entry %s of %s is not loaded: %s", key[:16], root, problem)
+            failed.append(problem)
             continue
         try:
-            return _build(cache, os.path.join(root, "kernels", pkey), func, backend_context, out_idx, pass_configs,
+            return _build(cache, os.path.join(root, "kernels", key), func, backend_context, out_idx, pass_configs,
                           compile_flags)
         except Exception as exc:  # noqa: BLE001 - a bundle that does not load is skipped like a corrupt one
-            _warn_once(f"{root}/{pkey}", "bundle entry %s of %s failed to load (%s: %s); skipping it", pkey[:16],
+            _warn_once(f"{root}/{key}", "bundle entry %s of %s failed to load (%s: %s); skipping it", key[:16],
                        root, type(exc).__name__, exc)
-    missing = _missing_tool(key_data)
+            failed.append(f"{os.path.join(root, 'kernels', key)}: {type(exc).__name__}: {exc}")
+    missing = _missing_tool(key)
     if missing:
         from tilelang.utils.language import get_prim_func_name
 
-        _refuse(key_data, get_prim_func_name(func, "<unknown>"), roots, missing)
+        _refuse(key_data, get_prim_func_name(func, "<unknown>"), roots, missing, failed)
     return None

@@ -11,6 +11,9 @@ read here first, at ``import tilelang`` (:func:`normalize_environ`, from
 - a relative path becomes absolute against the directory current at import,
   and is written back to ``os.environ``, so a later ``os.chdir`` (the run
   directories of Hydra-style launchers) and child processes see the same cache;
+- ``TILELANG_PADDLE_BUNDLE``'s directories are made absolute the same way
+  (they are only read, so nothing else is checked here: :mod:`.bundle` says
+  what is wrong with one when it is first used);
 - a path that cannot be a directory (a file in the way, or under one) is a
   :class:`CachePathError` naming the variable, its value and the fix, before
   upstream's ``os.makedirs`` fails on it with a bare ``FileExistsError``.
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import os
 
-from .settings import OP_CACHE
+from .settings import BUNDLE, OP_CACHE
 
 KERNEL_CACHE = "TILELANG_CACHE_DIR"
 DEFAULTS = {KERNEL_CACHE: "~/.tilelang/cache", OP_CACHE: "~/.cache/tilelang-paddle/ops"}
@@ -66,7 +69,12 @@ def resolve(variable: str, environ=os.environ) -> str:
 
 
 def normalize_environ(environ=os.environ) -> None:
-    """Write both cache variables back as absolute paths (unset or empty ones stay unset: the default)."""
+    """Write both cache variables and the bundles back as absolute paths (unset or empty ones stay unset)."""
+    bundles = [expand(p) for p in environ.get(BUNDLE, "").split(os.pathsep) if p.strip()]
+    if bundles:
+        environ[BUNDLE] = os.pathsep.join(bundles)
+    else:
+        environ.pop(BUNDLE, None)
     for variable in (KERNEL_CACHE, OP_CACHE):
         raw = environ.get(variable)
         if raw is None or not raw.strip():

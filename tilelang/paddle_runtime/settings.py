@@ -48,6 +48,9 @@ def op_cache(environ=os.environ) -> str:
 
     return resolve(OP_CACHE, environ)
 
+#: Read-only kernel bundles, ``DIR[:DIR...]`` (:mod:`.bundle`); made absolute at import (:mod:`.cache_paths`).
+BUNDLE = "TILELANG_PADDLE_BUNDLE"
+
 #: Seconds a process waits for another one's operator build or kernel compile (a cross-process
 #: file lock, :mod:`.file_lock`) before a TimeoutError naming the lock file. Default 900.
 LOCK_TIMEOUT = "TILELANG_PADDLE_LOCK_TIMEOUT"

@@ -1,32 +1,38 @@
-"""The toolchain that builds a kernel, as fields of TileLang's kernel cache key (patch 0036).
+"""The toolchain that builds a kernel, in TileLang's kernel cache key (patch 0036).
 
 Upstream keys a cached kernel by its program, arguments, target, backend,
 pass configs, flags, TileLang's version and the platform; patch 0023 adds our
 build id. Nothing names the tools that turned the program into machine code,
 so a new CUDA toolkit or host compiler would load kernels the old one built.
-:func:`key_fields` adds them (docs/kernel-cache.md lists every field):
+Two parts are added (docs/kernel-cache.md lists every field):
 
-``tvm_ffi``
+``tvm_ffi`` (in the key: :func:`complete_key`)
     the installed ``apache-tvm-ffi`` version (the ABI of every kernel library).
-``host_cxx``
-    the C++ compiler upstream links host code with (``tilelang.contrib.cc.get_cplus_compiler``:
-    ``$CXX``, ``$CC``, else ``g++``/``clang++``/``c++`` on ``PATH``): its ``--version`` output.
-``nvcc``
-    CUDA targets: ``<CUDA_HOME>/bin/nvcc --version`` (release and build lines); the
-    CUDA binary cache below the kernel cache is keyed by it too (patch 0038).
-``nvrtc``
-    the nvrtc backend: ``nvrtcVersion()`` from ``cuda.bindings``.
+    The key is then what a kernel needs to *load*, so bundles are indexed by it.
 
-A tool that is missing gives ``"none"``. Each identity is asked once per
-process per tool file (path, size and mtime), so a cache lookup costs a dict
-lookup after the first; a wrapper script with another version is another file.
+the build tools (in the writable cache's directory name: :func:`disk_key`)
+    ``host_cxx``: the C++ compiler upstream links host code with
+    (``tilelang.contrib.cc.get_cplus_compiler``: ``$CXX``, ``$CC``, else
+    ``g++``/``clang++``/``c++`` on ``PATH``), its ``--version`` output;
+    ``nvcc`` (CUDA targets): ``<CUDA_HOME>/bin/nvcc --version`` (release and
+    build lines; the CUDA binary cache below is keyed by it too, patch 0038);
+    ``nvrtc`` (the nvrtc backend): ``nvrtcVersion()`` from ``cuda.bindings``.
+    A tool that is missing gives ``"none"``.
+
+The build tools are needed to make a kernel, not to load one: they are asked
+only when the writable cache or a compile needs them, never for a bundle hit
+(a serving image may have no compiler, or one that is slow to start). Each
+identity is asked once per process per tool file (path, size and mtime); a
+wrapper script with another version is another file.
 """
 
 from __future__ import annotations
 
 import contextvars
 import functools
+import hashlib
 import importlib.metadata
+import json
 import os
 import subprocess
 
@@ -35,8 +41,6 @@ NONE = "none"
 #: The fields of the last key this thread's context made (:func:`complete_key`), for :mod:`.bundle`.
 LAST_KEY_DATA: contextvars.ContextVar[dict | None] = contextvars.ContextVar("tlp_last_key_data", default=None)
 
-#: The build tools among the fields: needed to compile a kernel, not to load one (see :mod:`.bundle`).
-BUILD_TOOLS = ("host_cxx", "nvcc", "nvrtc")
 
 
 def _file_stamp(path: str | None):
@@ -103,17 +107,20 @@ def _nvrtc() -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _tvm_ffi() -> str:
+def tvm_ffi_version() -> str:
     try:
         return importlib.metadata.version("apache-tvm-ffi")
     except importlib.metadata.PackageNotFoundError:
         return NONE
 
 
-def key_fields(target, execution_backend: str) -> dict:
-    """The toolchain fields of a kernel's cache key for ``target`` (a tvm Target) and the backend's name."""
-    kind = getattr(getattr(target, "kind", None), "name", None) or str(target).split()[0]
-    fields = {"tvm_ffi": _tvm_ffi(), "host_cxx": tool_identity(_host_cxx())}
+def target_kind(target) -> str:
+    return getattr(getattr(target, "kind", None), "name", None) or str(target).split()[0]
+
+
+def build_tools(kind: str, execution_backend: str) -> dict:
+    """The build tools' identities for a target kind and backend (starts each tool once per process)."""
+    fields = {"host_cxx": tool_identity(_host_cxx())}
     if kind == "cuda":
         if execution_backend == "nvrtc":
             fields["nvrtc"] = _nvrtc()
@@ -122,8 +129,32 @@ def key_fields(target, execution_backend: str) -> dict:
     return fields
 
 
+#: key -> (target kind, backend) of every key made in this process, for :func:`disk_key`.
+_BUILT_BY: dict = {}
+
+
 def complete_key(key_data: dict, target, execution_backend: str) -> dict:
-    """Add the toolchain to upstream's key fields (patch 0036) and remember them for this context."""
-    key_data["toolchain"] = key_fields(target, execution_backend)
+    """Add tvm-ffi's version to upstream's key fields (patch 0036) and remember them for this context.
+
+    Starts no process: the build tools join only the writable cache's directory name (:func:`disk_key`).
+    """
+    key_data["toolchain"] = {"tvm_ffi": tvm_ffi_version()}
     LAST_KEY_DATA.set(key_data)
     return key_data
+
+
+def remember(key: str, target, execution_backend: str) -> str:
+    """Note which tools build ``key``'s kernel (patch 0036, as ``_generate_key`` returns ``key``)."""
+    _BUILT_BY[key] = (target_kind(target), execution_backend)
+    return key
+
+
+def tools_for(key: str) -> dict:
+    """The build tools of ``key``'s kernel (:func:`build_tools` for the target and backend it was made for)."""
+    return build_tools(*_BUILT_BY.get(key, ("c", "")))
+
+
+def disk_key(key: str) -> str:
+    """The writable cache's directory name for ``key``: the key and the tools that build its kernel."""
+    tools = tools_for(key)
+    return hashlib.sha256(f"{key}\n{json.dumps(tools, sort_keys=True)}".encode()).hexdigest()

@@ -4,12 +4,19 @@ File: tilelang/cache/kernel_cache.py. Upstream's key (``_generate_key``) holds
 the program, arguments, target, backend, pass configs, flags, TileLang's
 version and the platform (plus our build id, patch 0023), but none of the
 tools that compile it: after a CUDA toolkit or compiler upgrade, kernels the
-old one built are loaded as they are. The key now also holds
-``tilelang.paddle_runtime.toolchain.key_fields(target, execution_backend)``:
-tvm-ffi's version, the host C++ compiler's, and nvcc's (or NVRTC's) for CUDA
-targets. It also leaves the fields in a context variable for the bundle
-lookup (patch 0037), which matches kernels without the build tools. Upstream's next release adds toolchain versions to its key too;
-drop this patch then, if its fields cover these.
+old one built are loaded as they are. Two edits
+(``tilelang.paddle_runtime.toolchain``):
+
+- the key also holds tvm-ffi's version (``complete_key``), and the fields are
+  left in a context variable for the bundle lookup (patch 0037), which is
+  indexed by this key: what a kernel needs to load;
+- the writable cache's directory for a key (``_get_cache_path``) is named by
+  the key and the build tools, the host C++ compiler's and nvcc's (or NVRTC's)
+  versions (``disk_key``), so the tools are asked only when the writable cache
+  or a compile needs them, never for a bundle hit.
+
+Upstream's next release adds toolchain versions to its key too; drop this
+patch then, if its fields cover these.
 """
 
 from ..patching import Edit, Patch
@@ -27,6 +34,11 @@ PATCH = Patch(
              '        }\n'
              '        from tilelang.paddle_runtime import toolchain as _tlp_toolchain  # tilelang-paddle patch 0036\n\n'
              '        _tlp_toolchain.complete_key(key_data, target, execution_backend)\n'),
+        Edit('        return sha256(key_string.encode()).hexdigest()\n',
+             '        return _tlp_toolchain.remember(sha256(key_string.encode()).hexdigest(), target, execution_backend)\n'),
+        Edit('        return os.path.join(self._get_cache_root(), key)\n',
+             '        from tilelang.paddle_runtime import toolchain as _tlp_toolchain  # tilelang-paddle patch 0036\n\n'
+             '        return os.path.join(self._get_cache_root(), _tlp_toolchain.disk_key(key))\n'),
     ),
     forwarded="no",
     checked_against=("0.1.15",),

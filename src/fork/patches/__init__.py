@@ -89,6 +89,10 @@ SERIES = [
     "0038_key_cuda_binaries_by_nvcc",
     # Autotune results in bundles too.
     "0039_serve_autotune_results_from_bundles",
+    # Loading a built kernel needs no compiler; a compile without one names it.
+    "0040_load_kernels_without_a_compiler",
+    # Autotune results keyed by the programs they compile, not the decorated function's text.
+    "0041_key_autotune_results_by_program",
 ]
 
 

@@ -1,0 +1,31 @@
+"""Key autotune results by the programs the tuner compiles, the target, our build and tvm-ffi.
+
+File: tilelang/autotuner/tuner.py. ``AutoTuner.generate_cache_key`` hashes
+the decorated function's source text (``inspect.getsource``), its arguments,
+the configs, the compile and profiling arguments and TileLang's version. An
+edit outside that text (a module constant the kernel body reads, a helper it
+calls) changes the program but not the key, so the writable autotune cache
+and the bundles (patch 0039) served the old pick with the old program's
+numbers; nor did the key hold our build id or tvm-ffi's version, as every
+kernel's key does. ``tilelang.paddle_runtime.autotune_key.make_key`` adds
+each config's elaborated program (its TVMScript's SHA-256), the resolved
+target, the build id and tvm-ffi's version to upstream's fields.
+"""
+
+from ..patching import Edit, Patch
+
+PATCH = Patch(
+    name="0041_key_autotune_results_by_program",
+    file="tilelang/autotuner/tuner.py",
+    reason="an edited constant or helper got the old autotuned kernel (and its old numbers) from the caches",
+    edits=(
+        Edit('        key_string = json.dumps(key_data, sort_keys=True)\n'
+             '        return hashlib.sha256(key_string.encode()).hexdigest()\n',
+             '        from tilelang.paddle_runtime import autotune_key as _tlp_autotune_key  # tilelang-paddle patch 0041\n\n'
+             '        return _tlp_autotune_key.make_key(key_data, self)\n'),
+    ),
+    forwarded="no: upstream's writable autotune cache keys by inspect.getsource(fn) too (tilelang 0.1.15, "
+              "AutoTuner.generate_cache_key); to be reported to tile-ai/tilelang with this reproduction",
+    checked_against=("0.1.15",),
+    drop_when="upstream's autotune key covers the generated programs, the target and tvm-ffi",
+)
