@@ -93,6 +93,8 @@ SERIES = [
     "0040_load_kernels_without_a_compiler",
     # Autotune results keyed by the programs they compile, not the decorated function's text.
     "0041_key_autotune_results_by_program",
+    # The tuner's compile threads honour the lock timeout; a timed-out wait stops tuning.
+    "0042_bound_tuning_waits",
 ]
 
 
