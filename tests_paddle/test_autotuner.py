@@ -56,5 +56,6 @@ def test_tuning_shows_one_progress_line_and_logs_each_config(tmp_path):
     assert "Tuning: compiled 3/3, benchmarked" in shown, shown[-3000:]
     assert "Bench configurations" not in shown and "Compiling configurations" not in shown, shown[-3000:]
     assert "Tuned Latency" not in shown and "Benchmark timeout is enforced" not in shown, shown[-3000:]
+    assert "Auto-tuning with" not in shown and " INFO:" not in shown, shown[-3000:]    # patch 0044
     log = (tmp_path / "autotuner.log").read_text()
     assert log.count("Tuned Latency") == 3, log

@@ -36,11 +36,14 @@ else:
 
 CASES = {
     "python_int": ("5, b", "TypeError", r"kernel argument 0 \(A\): expected a paddle.Tensor of dtype float32 and shape \[8, 16\], got int 5"),
-    "numpy_array": ("a.numpy(), b", "TypeError", r"kernel argument 0 \(A\): expected a paddle.Tensor .* got ndarray"),
+    "numpy_array": ("a.numpy(), b", "TypeError", r"kernel argument 0 \(A\): expected a paddle.Tensor .* got ndarray "
+                    r"of shape \[8, 16\] and dtype float32; convert it with paddle.to_tensor\(x\)"),
     "none": ("a, None", "TypeError", r"kernel argument 1 \(B\): expected a paddle.Tensor .* got NoneType None"),
-    "wrong_dtype": ("a.astype('float64'), b", "ValueError", r"Buffer dtype mismatch for parameter A: expected float32, got float64"),
+    "wrong_dtype": ("a.astype('float64'), b", "ValueError", r"Buffer dtype mismatch for parameter A: expected float32, got "
+                    r"float64; convert it with x.astype\(\"float32\"\)"),
     "uint16_vs_bfloat16": ("a.astype('bfloat16'), b", "ValueError", r"parameter A: expected float32, got bfloat16"),
-    "wrong_shape": ("paddle.randn([8, 15]), b", "ValueError", r"Static shape mismatch for parameter A: expected 16 at index 1, got 15"),
+    "wrong_shape": ("paddle.randn([8, 15]), b", "ValueError", r"Static shape mismatch for parameter A: expected 16 at index 1, got "
+                    r"15; if this size varies between calls, declare it T.dynamic\(\"name\"\) in the kernel"),
     "wrong_rank": ("paddle.randn([128]), b", "ValueError",
                    r"kernel argument 0 \(A\): expected a 2-d tensor of shape \[8, 16\], got a 1-d tensor of shape \[128\]"),
     "wrong_count": ("a", "TypeError", r"kernel main takes 2 argument\(s\) \(A, B\); C is an output \(out_idx\), "
@@ -97,7 +100,7 @@ DYNAMIC_CASES = {
     "list": ("[1.0, 2.0], w", "TypeError", r"kernel argument 0 \(X\): .* got list \[1.0, 2.0\]"),
     "string": ("'x', w", "TypeError", r"kernel argument 0 \(X\): .* got str 'x'"),
     "numpy": ("np.ones((3, 4), 'float32'), w", "TypeError",
-              r"kernel argument 0 \(X\): .* got ndarray of shape \[3, 4\] and dtype float32$"),
+              r"kernel argument 0 \(X\): .* got ndarray of shape \[3, 4\] and dtype float32; convert it with paddle.to_tensor\(x\)$"),
     "zero_d": ("paddle.to_tensor(1.0), w", "ValueError",
                r"kernel argument 0 \(X\): expected a 2-d tensor of shape \[rows, 4\], got a 0-d tensor of shape \[\]"),
     "too_few": ("x", "TypeError", r"kernel main takes 2 argument\(s\) \(X, W\); Y is an output .*; got 1: tensor \[3, 4\]"),

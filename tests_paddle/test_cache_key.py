@@ -129,3 +129,42 @@ def test_the_key_fields_name_each_tool(tmp_path):
     assert any(name in cpu["host_cxx"] for name in ("g++", "c++", "clang")), cpu
     assert "release" in cuda["nvcc"] or cuda["nvcc"] == "none", cuda
     assert "nvrtc" in nvrtc and "nvcc" not in nvrtc, nvrtc
+
+
+def test_a_cuda_bundle_built_without_a_gpu_matches_auto_detection_on_that_gpu():
+    """A bundle built where there is no GPU, for {"kind": "cuda", "arch": "sm_90a"}, is looked up on a serving
+    H100/H200 whose code passes no target: there TileLang's detection (tilelang/cuda/target.py
+    ``_detect_cuda_target``) builds ``Target({"kind": "cuda", "arch": "sm_" + get_target_arch((9, 0))})`` from the
+    GPU's compute capability. Both resolve to the same kernel cache key, so the bundle is found; ``"cuda"``
+    without a GPU is another key (and another arch), which docs/deploying.md says not to build with."""
+    proc = run_python("""
+        import tilelang
+        import tilelang.language as T
+        from tilelang.backend.module import create_backend_context
+        from tilelang.cache.kernel_cache import KernelCache
+        from tilelang.contrib import nvcc
+        from tilelang.cuda.target import _cuda_target_from_arch
+
+        @T.prim_func
+        def main(A: T.Tensor((16,), "float32"), B: T.Tensor((16,), "float32")):
+            with T.Kernel(1, threads=32) as _:
+                for i in T.serial(16):
+                    B[i] = A[i] * 3.0
+
+        def key(target):
+            ctx = create_backend_context(target, None, "tvm_ffi")
+            return str(ctx.target), KernelCache()._generate_key(main, [1], "tvm_ffi", args=(), target=ctx.target,
+                                                               target_host=ctx.target_host)
+
+        detected = _cuda_target_from_arch("sm_" + nvcc.get_target_arch((9, 0)))   # an H100/H200's detection
+        built = key({"kind": "cuda", "arch": "sm_90a"})
+        served = key(detected)
+        plain = key("cuda")
+        print("built", built[0]); print("served", served[0]); print("plain", plain[0])
+        assert built == served, (built, served)
+        assert plain[1] != built[1]
+        print("same key")
+    """)
+    assert proc.returncode == 0 and "same key" in proc.stdout, proc.stdout + proc.stderr[-3000:]
+    lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if line.startswith(("built", "plain")))
+    assert '"arch":"sm_90a"' in lines["built"] and '"arch":"sm_50"' in lines["plain"], lines

@@ -410,6 +410,54 @@ def test_a_bad_cache_dir_is_named_at_import(tmp_path, value, expect):
     assert re.search(expect, proc.stderr), proc.stderr[-2000:]
 
 
+UNCACHED_CALL = """
+import numpy as np, paddle
+import tilelang
+import tilelang.language as T
+
+@T.prim_func
+def main(A: T.Tensor((16,), "float32"), B: T.Tensor((16,), "float32")):
+    with T.Kernel(1, threads=1) as _:
+        for i in T.serial(16):
+            B[i] = A[i] * 3.0
+
+k = tilelang.compile(main, out_idx=[1], target="c", execution_backend="cython")
+a = np.random.default_rng(1).standard_normal(16).astype("float32")
+np.testing.assert_allclose(k(paddle.to_tensor(a)).numpy(), a * 3, rtol=1e-6)
+print("OK")
+"""
+
+
+def _one_cache_warning(proc, where: str) -> None:
+    assert proc.returncode == 0 and "OK" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-3000:]
+    shown = proc.stdout + proc.stderr                # TileLang's log handler writes to stdout
+    lines = [ln for ln in shown.splitlines() if "cannot be used (" in ln]
+    assert len(lines) == 1 and f"TILELANG_CACHE_DIR={where} cannot be used" in lines[0], shown[-3000:]
+    assert "removed at exit, so each process compiles them again" in lines[0], lines
+
+
+def test_a_cache_dir_that_cannot_be_created_costs_the_cache_not_the_import(tmp_path):
+    where = "/proc/tilelang-cache-test"
+    proc = run_python(UNCACHED_CALL, env={"TILELANG_CACHE_DIR": where})
+    _one_cache_warning(proc, where)
+
+
+def test_a_fresh_read_only_mount_as_cache_costs_the_cache_not_the_import(tmp_path):
+    reason = _can_unshare()
+    if reason:
+        pytest.skip(reason)
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    script = tmp_path / "call.py"
+    script.write_text(textwrap.dedent(UNCACHED_CALL))
+    proc = subprocess.run(["unshare", "-m", "sh", "-c",
+                           f"mount -t tmpfs -o ro,size=1m tmpfs {mount} && exec {sys.executable} {script}"],
+                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path),
+                          env={**os.environ, "TILELANG_CACHE_DIR": str(mount)})
+    _one_cache_warning(proc, str(mount))
+    assert "Read-only file system" in proc.stdout + proc.stderr, proc.stdout[-2000:]
+
+
 def test_an_empty_or_quoted_cache_dir_means_what_the_user_meant(tmp_path):
     home = tmp_path / "home"
     home.mkdir()

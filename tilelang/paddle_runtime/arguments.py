@@ -63,7 +63,7 @@ def not_a_tensor(buffer_index_map: dict | None, params, index: int, value) -> Ty
     expected = f"a paddle.Tensor of dtype {param.dtype} and shape {list(param.shape)}"
     return TypeError(
         f"kernel argument {index} ({param_name(buffer_index_map, index)}): expected {expected}, "
-        f"got {describe_value(value)}"
+        f"got {describe_value(value)}{_conversion_hint(value)}"
     )
 
 
@@ -178,9 +178,12 @@ def check_sizes(signature, tensors) -> None:
             raise size_too_large(signature, [tensors[p.index] for p in signature.inputs], k)
 
 
-def _static_graph_hint(value) -> str:
-    # pir.Value (PIR programs) and framework.Variable (legacy programs): what to_static hands a kernel call.
+def _conversion_hint(value) -> str:
+    """What to pass instead of ``value``, where that is known: a numpy array, a static-graph value."""
     kind = type(value)
+    if kind.__name__ == "ndarray" and kind.__module__ == "numpy":
+        return "; convert it with paddle.to_tensor(x)"
+    # pir.Value (PIR programs) and framework.Variable (legacy programs): what to_static hands a kernel call.
     if kind.__name__ in ("Value", "Variable") and kind.__module__.startswith("paddle"):
         return ("; this is a static-graph value (paddle.jit.to_static(full_graph=True)): kernel calls run on eager "
                 "tensors, so make the kernel a Paddle operator with tilelang.paddle.custom_op for static graphs "
@@ -217,7 +220,7 @@ def diagnose(signature, args: tuple, kwargs: dict, tensor_type) -> Exception | N
                 continue
             return TypeError(
                 f"kernel argument {pos} ({name}): expected a paddle.Tensor of dtype {param.dtype} and shape "
-                f"{param.dims_text()}, got {describe_value(value)}{_static_graph_hint(value)}"
+                f"{param.dims_text()}, got {describe_value(value)}{_conversion_hint(value)}"
             )
         if len(value.shape) != len(param.dims):
             return ValueError(

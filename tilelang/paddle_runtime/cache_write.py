@@ -1,15 +1,22 @@
-"""Writes to TileLang's kernel cache that may fail without failing the kernel (patch 0029).
+"""Writes to TileLang's kernel cache that may fail without failing the kernel (patches 0029 and 0043).
 
 A full disk, a quota or a read-only mount under ``TILELANG_CACHE_DIR`` means
 the kernel cannot be cached, not that it cannot run: :func:`save_or_warn`
 runs the save, and on such an ``OSError`` warns once per cache root (naming
 the directory and the reason) and returns False, so the caller goes on with
-the compiled kernel uncached.
+the compiled kernel uncached. Where the cache's directories cannot even be
+created when ``tilelang`` is imported (a fresh read-only mount, a path under
+``/proc``, no permission), :func:`create_dirs_or_fall_back` gives the process
+a private temporary cache instead, with one warning naming the directory.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
+import shutil
+import tempfile
 from collections.abc import Callable
 
 from .file_lock import UNWRITABLE
@@ -36,6 +43,24 @@ def save_or_warn(save: Callable[[], object], entry: str, root: str) -> bool:
                            "will be compiled again by the next process. Free space there or set TILELANG_CACHE_DIR "
                            "to a writable directory.", entry, exc.strerror, exc.filename or root)
         return False
-    import os
-
     return os.path.isdir(entry)
+
+
+def create_dirs_or_fall_back(create: Callable[[], object]) -> None:
+    """Run upstream's ``KernelCache._create_dirs`` (at ``import tilelang``); where the disk refuses, point
+    ``TILELANG_CACHE_DIR`` (read live by ``tilelang.env``) at a temporary directory removed at exit, warn once,
+    and create the directories there (patch 0043)."""
+    try:
+        create()
+        return
+    except OSError as exc:
+        wanted, why = os.environ.get("TILELANG_CACHE_DIR", "~/.tilelang/cache"), exc.strerror or str(exc)
+        where = exc.filename or wanted
+    fallback = tempfile.mkdtemp(prefix="tilelang-cache-")
+    atexit.register(shutil.rmtree, fallback, True)
+    os.environ["TILELANG_CACHE_DIR"] = fallback
+    logger.warning("tilelang: the kernel cache TILELANG_CACHE_DIR=%s cannot be used (%s: %s); this process keeps "
+                   "its kernels in %s, removed at exit, so each process compiles them again (bundles still "
+                   "serve). Set TILELANG_CACHE_DIR to a writable directory to cache them.", wanted, where, why,
+                   fallback)
+    create()

@@ -239,6 +239,16 @@ def _kernel_name(prim_func) -> str:
     return str(attrs["global_symbol"]) if attrs and "global_symbol" in attrs else "kernel"
 
 
+def _target_kind(target) -> str:
+    """The target's kind; upstream's adapters also hold a target given as a string (the class default "cuda")."""
+    kind = getattr(target, "kind", None)
+    if kind is None:
+        from tvm.target import Target
+
+        kind = Target(target).kind
+    return kind.name
+
+
 def of(adapter, *, host_call: bool = True) -> KernelSignature:
     """The signature of a kernel's adapter, computed once.
 
@@ -249,6 +259,6 @@ def of(adapter, *, host_call: bool = True) -> KernelSignature:
     sig = getattr(adapter, "_tlp_signature", None)
     if sig is None:
         host = adapter.get_host_source() if host_call else None
-        sig = build(adapter.prim_func, adapter.result_idx, adapter.target.kind.name, host)
+        sig = build(adapter.prim_func, adapter.result_idx, _target_kind(adapter.target), host)
         adapter._tlp_signature = sig
     return sig

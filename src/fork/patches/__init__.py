@@ -95,6 +95,10 @@ SERIES = [
     "0041_key_autotune_results_by_program",
     # The tuner's compile threads honour the lock timeout; a timed-out wait stops tuning.
     "0042_bound_tuning_waits",
+    # A cache directory that cannot be created: a temporary cache, one warning, not a failed import.
+    "0043_survive_unusable_cache_dirs",
+    # The tuner's console handler at TILELANG_PADDLE_LOG_LEVEL, not INFO.
+    "0044_quiet_tuner_console",
 ]
 
 
