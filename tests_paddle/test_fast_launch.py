@@ -295,3 +295,18 @@ def test_the_largest_admitted_kernel_runs_on_the_fast_path():
     assert kernel(*args) == []
     for i, (x, y, z) in enumerate(zip(xs, ys, zs)):
         np.testing.assert_allclose(z.numpy(), x * (i + 1) + y, rtol=1e-6)
+
+
+def test_an_adapter_holding_its_target_as_a_string_gets_the_same_signature(axpy):
+    """Upstream's adapters may hold the target as a string (TVMFFIKernelAdapter's class default is "cuda"; its
+    own tests build adapters that way); the signature is read from either form (issue 48, item 7)."""
+    from tilelang.paddle_runtime import signature
+
+    adapter = axpy.adapter
+    built = signature.of(adapter)
+    try:
+        adapter._tlp_signature, target = None, adapter.target
+        adapter.target = "c"
+        assert signature.of(adapter) == built and built.target_kind == "c"
+    finally:
+        adapter.target, adapter._tlp_signature = target, built

@@ -5,8 +5,9 @@ TileLang compiles a ``@T.prim_func`` by reading the function's source
 (``typing.get_type_hints``). Two ways this fails leave a newcomer with an
 error about neither (patch 0025 wraps the builder in :func:`explained`):
 
-- a kernel defined with ``python -c``, in the REPL or through ``exec``
-  has no source file: ``OSError: could not get source code``;
+- a kernel defined through ``exec()`` of a string (and, before Python 3.13,
+  with ``python -c`` or in the REPL, which 3.13 keeps the source of) has no
+  source: ``OSError: could not get source code``;
 - a module with ``from __future__ import annotations`` turns every
   annotation into a string, evaluated later in the module's globals, where a
   factory's arguments (``T.Tensor((n,), dtype)`` inside ``def make(n, dtype)``)
@@ -17,6 +18,11 @@ from __future__ import annotations
 
 import __future__
 import contextlib
+import sys
+
+#: Where Python keeps no source, as this interpreter behaves (3.13 keeps `python -c`'s and the REPL's).
+NO_SOURCE = ("`exec()` of a string keeps no source" if sys.version_info >= (3, 13) else
+             "`python -c`, the interactive prompt or exec keep no source")
 
 
 def _where(func) -> str:
@@ -39,7 +45,7 @@ def explained(func):
             raise
         raise OSError(
             f"TileLang compiles a kernel from its Python source, and {func.__qualname__} has none "
-            f"(defined in {_where(func)}: `python -c`, the interactive prompt or exec keep no source). "
+            f"(defined in {_where(func)}: {NO_SOURCE}). "
             "Put the kernel in a .py file and run or import that file") from exc
     except NameError as exc:
         if not uses_future_annotations(func):
