@@ -150,3 +150,36 @@ def test_version_flag():
 
     proc = subprocess.run([sys.executable, "-m", "tilelang_paddle", "--version"], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.strip() == f"tilelang-paddle {metadata.version('tilelang-paddle')}"
+
+
+def test_doctor_names_the_compiler_cmake_and_each_bundle(tmp_path):
+    good, foreign = tmp_path / "good", tmp_path / "foreign"
+    good.mkdir()
+    foreign.mkdir()
+    entry = {"name": "main", "fields": {"target": "c"}, "files": {}}
+    (good / "manifest.json").write_text(json.dumps({"format": 1, "entries": {"k1": entry, "k2": entry},
+                                                    "autotune": {"a": {}}, "made_with": {}}))
+    (foreign / "manifest.json").write_text('{"keys": []}')
+    env = {**os.environ, "TILELANG_PADDLE_BUNDLE": os.pathsep.join([str(good), str(foreign), str(tmp_path / "none")])}
+    proc = subprocess.run([EXE, "doctor"], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = _rows(proc.stdout)
+    cxx = shutil.which(os.environ.get("CXX") or "g++")
+    assert lines["C++ compiler"].startswith(f"{cxx} (") if cxx else lines["C++ compiler"].startswith("none found")
+    assert lines["CMake"].startswith(shutil.which("cmake") or "not found"), lines["CMake"]
+    assert lines["bundle 1"].startswith(f"{good}: 2 kernel(s) for c, 1 autotune result(s); made with"), lines
+    assert lines["bundle 2"] == f"{foreign}: NOT USABLE, {foreign / 'manifest.json'} is not a tilelang-paddle " \
+                                "bundle manifest of format 1", lines
+    assert lines["bundle 3"].startswith(f"{tmp_path / 'none'}: NOT USABLE, cannot read"), lines
+
+
+def test_doctor_on_a_host_without_a_compiler_says_what_still_works(tmp_path):
+    from conftest import compiler_free_env
+
+    proc = subprocess.run([EXE, "doctor"], capture_output=True, text=True, timeout=300,
+                          env=compiler_free_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = _rows(proc.stdout)
+    assert lines["C++ compiler"].startswith("none found ($CXX, $CC, g++, clang++, c++ on PATH): CPU kernels"), lines
+    assert "kernels and ops from bundles and the cache still load and run" in lines["C++ compiler"]
+    assert lines["CMake"].startswith("not found: needed only to build this package from source"), lines

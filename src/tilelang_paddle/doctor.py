@@ -45,6 +45,62 @@ def _nvcc(cuda_home: str | None) -> str:
     return "not found (CUDA kernels cannot be compiled; set CUDA_HOME or install the CUDA toolkit)"
 
 
+def _version_line(path: str) -> str:
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"{path} (cannot run it: {type(exc).__name__})"
+    first = next((ln.strip() for ln in (out.stdout or out.stderr).splitlines() if ln.strip()), "no version output")
+    return f"{path} ({first})"
+
+
+def _cxx() -> str:
+    """The C++ compiler TileLang compiles CPU kernels and links host code with, as it finds one."""
+    from tilelang.contrib.cc import get_cplus_compiler
+
+    cxx = get_cplus_compiler()
+    if cxx is None:
+        return ("none found ($CXX, $CC, g++, clang++, c++ on PATH): CPU kernels (target=\"c\"), the Cython "
+                "backend and custom_op cannot be compiled here; kernels and ops from bundles and the cache "
+                "still load and run")
+    return _version_line(shutil.which(cxx) or cxx)
+
+
+def _cmake() -> str:
+    path = shutil.which("cmake")
+    return (_version_line(path) + "; needed to build this package from source, not at run time" if path else
+            "not found: needed only to build this package from source (pip install from a clone or sdist)")
+
+
+def _bundles(raw: str | None) -> list[tuple[str, str]]:
+    """One row per directory of TILELANG_PADDLE_BUNDLE: its kernels and targets, or why it is not usable."""
+    from .bundle import FORMAT, target_text
+
+    if not raw:
+        return [("bundles", "none (TILELANG_PADDLE_BUNDLE unset: kernels come from the cache or a compile)")]
+    rows = []
+    for i, root in enumerate(filter(None, (p.strip() for p in raw.split(os.pathsep))), 1):
+        path = os.path.join(root, "manifest.json")
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except (OSError, ValueError) as exc:
+            rows.append((f"bundle {i}", f"{root}: NOT USABLE, cannot read {path} ({_first_line(exc)})"))
+            continue
+        if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("entries"), dict):
+            rows.append((f"bundle {i}", f"{root}: NOT USABLE, {path} is not a tilelang-paddle bundle manifest of format "
+                                   f"{FORMAT}"))
+            continue
+        entries = data["entries"]
+        targets = sorted({target_text(e.get("fields", {}).get("target", "?")) for e in entries.values()})
+        made = (data.get("made_with") or {}).get("tilelang-paddle", "?")
+        here = _version("tilelang-paddle")
+        note = "" if made == here else f"; made with tilelang-paddle {made}, this is {here}: its kernels will not match"
+        rows.append((f"bundle {i}", f"{root}: {len(entries)} kernel(s) for {', '.join(targets) or 'no target'}, "
+                               f"{len(data.get('autotune') or {})} autotune result(s){note}"))
+    return rows
+
+
 def _nvrtc() -> str:
     try:
         import cuda.bindings  # noqa: F401
@@ -119,7 +175,10 @@ def report() -> tuple[list[tuple[str, str]], bool]:
         rows.append(("libcudart", f"{r.path or 'none loaded'} — {r.reason}; {len(r.tried)} candidate(s) skipped before it"))
     rows.append(("nvcc", _nvcc(env.CUDA_HOME)))
     rows.append(("NVRTC", _nvrtc()))
+    rows.append(("C++ compiler", _cxx()))
+    rows.append(("CMake", _cmake()))
     rows.append(("kernel cache", f"{env.TILELANG_CACHE_DIR} ({'enabled' if tilelang.is_cache_enabled() else 'disabled'})"))
+    rows.extend(_bundles(os.environ.get("TILELANG_PADDLE_BUNDLE")))
     rows.append(("compat", _compat_state()))
     try:
         from tilelang.backend.target import determine_target
