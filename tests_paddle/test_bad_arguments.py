@@ -46,7 +46,7 @@ CASES = {
                     r"15; if this size varies between calls, declare it T.dynamic\(\"name\"\) in the kernel"),
     "wrong_rank": ("paddle.randn([128]), b", "ValueError",
                    r"kernel argument 0 \(A\): expected a 2-d tensor of shape \[8, 16\], got a 1-d tensor of shape \[128\]"),
-    "wrong_count": ("a", "TypeError", r"kernel main takes 2 argument\(s\) \(A, B\); C is an output \(out_idx\), "
+    "wrong_count": ("a", "TypeError", r"kernel add takes 2 argument\(s\) \(A, B\); C is an output \(out_idx\), "
                     r"allocated and returned by the call, not passed; got 1: tensor \[8, 16\]"),
     "non_contiguous_view": ("paddle.randn([16, 8]).transpose([1, 0]), b", "ValueError",
                             r"kernel argument 0 \(A\) is not contiguous \(shape \[8, 16\], strides \[1, 8\]\).*contiguous\(\)"),
@@ -103,9 +103,9 @@ DYNAMIC_CASES = {
               r"kernel argument 0 \(X\): .* got ndarray of shape \[3, 4\] and dtype float32; convert it with paddle.to_tensor\(x\)$"),
     "zero_d": ("paddle.to_tensor(1.0), w", "ValueError",
                r"kernel argument 0 \(X\): expected a 2-d tensor of shape \[rows, 4\], got a 0-d tensor of shape \[\]"),
-    "too_few": ("x", "TypeError", r"kernel main takes 2 argument\(s\) \(X, W\); Y is an output .*; got 1: tensor \[3, 4\]"),
-    "too_many": ("x, w, w", "TypeError", r"kernel main takes 2 argument\(s\) \(X, W\).*; got 3:"),
-    "keywords": ("X=x, W=w", "TypeError", r"kernel main takes 2 argument\(s\).*pass tensors by position, "
+    "too_few": ("x", "TypeError", r"kernel add_row takes 2 argument\(s\) \(X, W\); Y is an output .*; got 1: tensor \[3, 4\]"),
+    "too_many": ("x, w, w", "TypeError", r"kernel add_row takes 2 argument\(s\) \(X, W\).*; got 3:"),
+    "keywords": ("X=x, W=w", "TypeError", r"kernel add_row takes 2 argument\(s\).*pass tensors by position, "
                                           r"got keyword argument\(s\) 'W', 'X'"),
     "non_contiguous": ("paddle.randn([4, 3]).transpose([1, 0]), w", "ValueError",
                        r"kernel argument 0 \(X\) is not contiguous .*contiguous\(\)"),
@@ -154,7 +154,7 @@ def test_cpu_tensors_to_a_cuda_kernel_are_refused():
     code = code.replace("with T.Kernel(M) as i:", "with T.Kernel(M, threads=32) as i:")
     code = code.replace("assert np.allclose(kernel(a, b).numpy(), a.numpy() + b.numpy())  # the good call works", "")
     for call, expected in (
-        ("a, b", "RAISED ValueError kernel argument 0 (A) is on cpu, but kernel main was compiled for CUDA"),
+        ("a, b", "RAISED ValueError kernel argument 0 (A) is on cpu, but kernel add was compiled for CUDA"),
         ("5, b", "RAISED TypeError kernel argument 0 (A): expected a paddle.Tensor of dtype float32"),
     ):
         proc = run_python(code.replace("{call}", call), timeout=600)

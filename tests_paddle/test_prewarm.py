@@ -89,6 +89,8 @@ def test_two_ranks_split_six_kernels_and_compile_each_once(tmp_path):
     assert calls.count("0") == calls.count("1") == 3 * per_kernel, calls  # three by each rank
     progress = [ln for ln in results[0][2].splitlines() if ln.startswith("prewarm [")]
     assert len(progress) == 6 and progress[-1].startswith("prewarm [6/6]"), results[0][2][-2000:]
+    named = sorted(ln.split("] (", 1)[1].split(")", 1)[0] for ln in progress)   # each kernel by its factory and c
+    assert named == [f"plus(c={float(c)!r}" for c in range(6)], progress
     assert not any(ln.startswith("prewarm [") for ln in results[1][2].splitlines())   # rank 0's console only
 
     log.unlink()

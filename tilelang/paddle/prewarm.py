@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tilelang.paddle_runtime import settings as _settings
+from tilelang.paddle_runtime.kernel_names import kernel_label
 
 #: Which ranks share the work: those of this node (each node compiles every kernel into its own cache), or
 #: those of the whole job (every node's ranks on one kernel cache that all nodes share).
@@ -61,8 +62,14 @@ def _workers(workers, ranks_on_node: int) -> int:
     return max(1, cores // max(1, ranks_on_node))
 
 
-def _name(build, index: int) -> str:
-    name = getattr(build, "__qualname__", None) or getattr(build, "__name__", None) or type(build).__name__
+def _name(build, index: int, kernel=None) -> str:
+    """``builds[i] (what)``: the kernel's name and arguments once built (:mod:`..paddle_runtime.kernel_names`),
+    else the build function's own name (``<lambda>`` for most)."""
+    func = getattr(kernel, "prim_func", None)
+    if func is not None:
+        name = kernel_label(func)
+    else:
+        name = getattr(build, "__qualname__", None) or getattr(build, "__name__", None) or type(build).__name__
     return f"builds[{index}] ({name})"
 
 
@@ -161,7 +168,7 @@ def prewarm(builds: Sequence[Callable[[], Any]], *, scope: str = "node", rank: i
                                    f"{type(exc).__name__}: {exc}") from exc
             if show:
                 how = "this rank's share" if owner == rank else f"rank {owner}'s share"
-                print(f"prewarm [{done}/{len(builds)}] {_name(builds[i], i)}: {seconds:.1f} s ({how})",
+                print(f"prewarm [{done}/{len(builds)}] {_name(builds[i], i, kernels[i])}: {seconds:.1f} s ({how})",
                       file=sys.stderr, flush=True)
         failed = False
     finally:

@@ -54,14 +54,13 @@ def compile_failed(what: str, output: str, command, code: str, suffix: str) -> R
 
 def no_cxx_compiler(func) -> RuntimeError:
     """A Cython-backend compile on a host without a C++ compiler (patch 0040): which one, and the bundles."""
-    from tilelang.utils.language import get_prim_func_name
-
     from . import bundle
+    from .kernel_names import kernel_label
 
     roots = bundle.bundle_dirs()
     where = (f"it is in none of the bundles of {bundle.BUNDLE}={os.pathsep.join(roots)}" if roots else
              f"no bundle is set ({bundle.BUNDLE})")
     return RuntimeError(
-        f"kernel {get_prim_func_name(func, '<unknown>')} must be compiled, and the Cython backend needs a C++ "
+        f"kernel {kernel_label(func)} must be compiled, and the Cython backend needs a C++ "
         f"compiler: none was found ($CXX, $CC, or g++, clang++, c++ on PATH); {where}. Install one (g++), or "
         "serve the kernel from a bundle built where one is (tilelang-paddle bundle, docs/deploying.md)")

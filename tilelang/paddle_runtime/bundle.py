@@ -35,6 +35,7 @@ import os
 import threading
 
 from . import toolchain as _toolchain
+from .kernel_names import kernel_label, kernel_name
 from .settings import BUNDLE
 
 logger = logging.getLogger("tilelang.paddle_runtime")
@@ -156,11 +157,9 @@ def _record(key: str, key_data: dict, func) -> None:
     path = os.environ.get(RECORD)
     if not path:
         return
-    from tilelang.utils.language import get_prim_func_name
-
     # "key": the entry's directory in the run's writable cache; "bundle_key": its directory in the bundle.
-    line = json.dumps({"key": _toolchain.disk_key(key), "bundle_key": key, "name": get_prim_func_name(func, "<unknown>"),
-                       "fields": key_data}, sort_keys=True, default=str)
+    line = json.dumps({"key": _toolchain.disk_key(key), "bundle_key": key, "name": kernel_name(func),
+                       "label": kernel_label(func), "fields": key_data}, sort_keys=True, default=str)
     with _GUARD, open(path, "a") as f:
         f.write(line + "\n")
 
@@ -213,7 +212,8 @@ def differing_fields(bundled: dict, here: dict) -> str:
     return "; ".join(differ)
 
 
-def _refuse(key_data: dict, name: str, roots: tuple, missing: str, failed: list) -> None:
+def _refuse(key_data: dict, func, roots: tuple, missing: str, failed: list) -> None:
+    name = kernel_name(func)
     near, targets = [], set()
     for root in roots:
         data = manifest(root) or {"entries": {}}
@@ -230,7 +230,7 @@ def _refuse(key_data: dict, name: str, roots: tuple, missing: str, failed: list)
     else:
         why = f"the bundles hold no kernel named {name}"
     raise RuntimeError(
-        f"kernel {name} is in no bundle of {BUNDLE}={os.pathsep.join(roots)} and this machine cannot compile it "
+        f"kernel {kernel_label(func)} is in no bundle of {BUNDLE}={os.pathsep.join(roots)} and this machine cannot compile it "
         f"(no {missing}): {why}. The bundles hold kernels for: {held}. Rebuild the bundle with this kernel "
         f"(tilelang-paddle bundle), or install the compiler")
 
@@ -264,7 +264,5 @@ def load(cache, key: str, func, backend_context, out_idx, pass_configs, compile_
             failed.append(f"{os.path.join(root, 'kernels', key)}: {type(exc).__name__}: {exc}")
     missing = _missing_tool(key)
     if missing:
-        from tilelang.utils.language import get_prim_func_name
-
-        _refuse(key_data, get_prim_func_name(func, "<unknown>"), roots, missing, failed)
+        _refuse(key_data, func, roots, missing, failed)
     return None

@@ -194,8 +194,10 @@ def _compact(buf) -> bool:
     return True
 
 
-def build(prim_func, result_idx, target_kind: str, host_source: str | None) -> KernelSignature:
-    """The signature of a kernel from its PrimFunc, ``out_idx`` and generated host source."""
+def build(prim_func, result_idx, target_kind: str, host_source: str | None, name: str | None = None) -> KernelSignature:
+    """The signature of a kernel from its PrimFunc, ``out_idx`` and generated host source; ``name``: what the user
+    calls it where the caller knows (patch 0045), else read from the PrimFunc (.kernel_names)."""
+    name = name or _kernel_name(prim_func)
     result_idx = tuple(int(i) for i in (result_idx or ()))
     outputs = set(result_idx)
     cuda = target_kind == "cuda"
@@ -220,7 +222,7 @@ def build(prim_func, result_idx, target_kind: str, host_source: str | None) -> K
         names = [n for _t, n in tail]
         if names != [v.name for v in order]:
             raise SignatureMismatch(
-                f"kernel {_kernel_name(prim_func)}: the generated host wrapper's call() takes the symbolic sizes "
+                f"kernel {name}: the generated host wrapper's call() takes the symbolic sizes "
                 f"{names}, but tilelang-paddle expected {[v.name for v in order]} (upstream changed "
                 "get_dynamic_symbolic_set in tilelang/jit/adapter/wrapper.py; update tilelang/paddle_runtime/signature.py)")
         ctypes_by_name = {n: t for t, n in tail}
@@ -231,12 +233,13 @@ def build(prim_func, result_idx, target_kind: str, host_source: str | None) -> K
         dtype = str(v.dtype)
         ctype = ctypes_by_name.get(v.name) or _DTYPE_CTYPE.get(dtype, "int64_t")
         symbols.append(Symbol(v.name, dtype, ctype, carriers, binder))
-    return KernelSignature(_kernel_name(prim_func), target_kind, tuple(params), tuple(symbols), cuda, result_idx)
+    return KernelSignature(name, target_kind, tuple(params), tuple(symbols), cuda, result_idx)
 
 
 def _kernel_name(prim_func) -> str:
-    attrs = prim_func.attrs
-    return str(attrs["global_symbol"]) if attrs and "global_symbol" in attrs else "kernel"
+    from .kernel_names import kernel_name
+
+    return kernel_name(prim_func)
 
 
 def _target_kind(target) -> str:
@@ -259,6 +262,7 @@ def of(adapter, *, host_call: bool = True) -> KernelSignature:
     sig = getattr(adapter, "_tlp_signature", None)
     if sig is None:
         host = adapter.get_host_source() if host_call else None
-        sig = build(adapter.prim_func, adapter.result_idx, _target_kind(adapter.target), host)
+        sig = build(adapter.prim_func, adapter.result_idx, _target_kind(adapter.target), host,
+                    getattr(adapter, "_tlp_name", None))
         adapter._tlp_signature = sig
     return sig

@@ -99,6 +99,9 @@ SERIES = [
     "0043_survive_unusable_cache_dirs",
     # The tuner's console handler at TILELANG_PADDLE_LOG_LEVEL, not INFO.
     "0044_quiet_tuner_console",
+    # Kernels named by their factory or @tilelang.jit function in argument errors.
+    "0045_name_kernels_by_their_factory",
+    "0046_name_rewritten_prim_funcs",
 ]
 
 
