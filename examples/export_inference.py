@@ -31,6 +31,12 @@ if __name__ == "__main__":
 import os  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
+import warnings  # noqa: E402
+
+# Paddle's own output, not this program's: the static executor's glog INFO lines (read when Paddle loads), and
+# the warning Paddle's backward construction gives under to_static (paddle.tensor.creation.full_like).
+os.environ.setdefault("GLOG_minloglevel", "1")
+warnings.filterwarnings("ignore", message="Tensor do not have 'place' interface for pir graph mode")
 
 import numpy as np  # noqa: E402
 import paddle  # noqa: E402
@@ -97,6 +103,7 @@ for lib in glob.glob(os.path.join(os.path.dirname(prefix), "*_package.so")):
     paddle.utils.cpp_extension.load_op_meta_info_and_register_op(lib)   # before loading the model
 config = inference.Config(prefix + ".json", prefix + ".pdiparams")
 config.disable_gpu()
+config.disable_glog_info()   # Paddle Inference's graph-pass logs
 predictor = inference.create_predictor(config)
 x = data["x"]
 handle = predictor.get_input_handle(predictor.get_input_names()[0])

@@ -292,3 +292,18 @@ def test_an_entry_that_fails_to_load_is_reported_as_that_not_as_a_file_check(bun
     assert "kernel shift is in no bundle" in err, err[-3000:]
     assert f"its bundle entry did not load: {broken / 'kernels' / key}:" in err, err[-3000:]
     assert "failed their check" not in err, err[-3000:]
+
+
+def test_the_writable_cache_serves_a_host_that_has_lost_its_compiler(bundle, tmp_path):
+    """Kernels compiled into the writable cache with a compiler load there when none is left (a slim image
+    reusing a cache volume): the entry's build tools are another toolchain's, and nothing here could rebuild."""
+    work, _ = bundle
+    cache = tmp_path / "kc"
+    proc = run_python(f"import sys; sys.path.insert(0, {str(work)!r}); import job; job.check()",
+                      env={"TILELANG_CACHE_DIR": str(cache)})
+    assert proc.returncode == 0 and "checked" in proc.stdout, proc.stderr[-3000:]
+    before = sorted(p.parent.name for p in cache.rglob("kernel_lib.so"))
+    env = {**compiler_free_env(tmp_path), "TILELANG_CACHE_DIR": str(cache)}
+    proc = run_bare(f"import sys; sys.path.insert(0, {str(work)!r}); import job; job.check()", env, cwd=str(tmp_path))
+    assert proc.returncode == 0 and "checked" in proc.stdout, proc.stdout + proc.stderr[-3000:]
+    assert sorted(p.parent.name for p in cache.rglob("kernel_lib.so")) == before      # loaded, nothing rebuilt

@@ -138,6 +138,9 @@ def test_export_inference_example_serves_without_tilelang(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     assert "[serving] Paddle Inference, no tilelang imported (True)" in proc.stdout
     assert (tmp_path / "tl_linear_package.so").exists() and (tmp_path / "tl_linear_forward_kernel.so").exists()
+    shown = proc.stdout + proc.stderr                      # Paddle's log lines and warning, silenced by the example
+    for noise in ("pir_interpreter", "Running PIR pass", "do not have 'place' interface", "analysis_predictor"):
+        assert noise not in shown, shown[-3000:]
 
 
 def test_train_mlp_example_losses_agree():

@@ -72,9 +72,12 @@ def _run(spec: str, cache: str, record: str, ops: str) -> None:
 
 
 def _entry_dir(cache: str, key: str) -> str | None:
+    """The run's writable-cache entry of ``key``: ``.../kernels/<key>.<tools digest>`` (one toolchain per run)."""
     for dirpath, dirnames, _ in os.walk(cache):
-        if key in dirnames and os.path.basename(dirpath) == "kernels":
-            return os.path.join(dirpath, key)
+        if os.path.basename(dirpath) == "kernels":
+            for name in dirnames:
+                if name.startswith(key + "."):
+                    return os.path.join(dirpath, name)
     return None
 
 
@@ -158,7 +161,7 @@ def build(out: str, runs: list[str]) -> int:
         kernels = [rec for rec in records if "bundle_key" in rec]
         for rec in kernels:
             bkey = rec["bundle_key"]
-            src = _entry_dir(cache, rec["key"])
+            src = _entry_dir(cache, bkey)
             if src is None:
                 raise SystemExit(f"tilelang-paddle bundle: kernel {rec['name']} was used but is not in the private "
                                  f"cache (was its cache write refused, or TILELANG_DISABLE_CACHE set?)")
@@ -169,7 +172,7 @@ def build(out: str, runs: list[str]) -> int:
             files = {name: sha256_file(os.path.join(dst, name)) for name in sorted(os.listdir(dst))
                      if os.path.isfile(os.path.join(dst, name))}
             added += bkey not in entries
-            entries[bkey] = {"name": rec["name"], "key": rec["key"], "fields": rec["fields"], "files": files}
+            entries[bkey] = {"name": rec["name"], "label": rec.get("label"), "fields": rec["fields"], "files": files}
         op_dirs = _copy_ops(ops, os.path.join(out, "ops"))
         tuned_here = _copy_autotune(cache, os.path.join(out, "autotune"))
         for rec in records:  # the kernel's name and key fields, for the serving side's refusal

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 
 from . import toolchain as _toolchain
@@ -41,7 +42,7 @@ def _program(elaborate, config: dict) -> str:
         func = elaborate(**dict(config))
         return hashlib.sha256(func.script(show_meta=True).encode()).hexdigest()
     except Exception as exc:  # noqa: BLE001 - the tuner meets the same error for this config; key it as such
-        return f"error: {type(exc).__name__}: {exc}"
+        return f"error: {type(exc).__name__}: {re.sub(r'0x[0-9a-fA-F]+', '0x', str(exc))[:500]}"  # no addresses
 
 
 def _resolved(compile_args):

@@ -7,7 +7,7 @@ before its writable cache, and never writes into them (a read-only mount works):
 - A bundle is ``DIR/manifest.json`` and ``DIR/kernels/<key>/``, one directory
   per kernel, copied from a compile's cache entry. ``<key>`` is the kernel's
   cache key, which leaves the build tools (the host compiler, nvcc, NVRTC) to
-  the writable cache's directory name (:func:`.toolchain.disk_key`): they are
+  the writable cache's directory name (:func:`.toolchain.cache_path`): they are
   needed to make a kernel, not to load one, and a serving image often has
   none, so a bundle hit asks none of them. Every field of the key must match:
   the program, target and arch, backend, pass configs, TileLang, our build and
@@ -157,8 +157,8 @@ def _record(key: str, key_data: dict, func) -> None:
     path = os.environ.get(RECORD)
     if not path:
         return
-    # "key": the entry's directory in the run's writable cache; "bundle_key": its directory in the bundle.
-    line = json.dumps({"key": _toolchain.disk_key(key), "bundle_key": key, "name": kernel_name(func),
+    # "bundle_key": the entry's directory in the bundle; in the run's writable cache, <key>.<tools digest>.
+    line = json.dumps({"bundle_key": key, "name": kernel_name(func),
                        "label": kernel_label(func), "fields": key_data}, sort_keys=True, default=str)
     with _GUARD, open(path, "a") as f:
         f.write(line + "\n")

@@ -10,7 +10,7 @@ Two parts are added (docs/kernel-cache.md lists every field):
     the installed ``apache-tvm-ffi`` version (the ABI of every kernel library).
     The key is then what a kernel needs to *load*, so bundles are indexed by it.
 
-the build tools (in the writable cache's directory name: :func:`disk_key`)
+the build tools (in the writable cache's directory name: :func:`cache_path`)
     ``host_cxx``: the C++ compiler upstream links host code with
     (``tilelang.contrib.cc.get_cplus_compiler``: ``$CXX``, ``$CC``, else
     ``g++``/``clang++``/``c++`` on ``PATH``), its ``--version`` output;
@@ -21,7 +21,8 @@ the build tools (in the writable cache's directory name: :func:`disk_key`)
 
 The build tools are needed to make a kernel, not to load one: they are asked
 only when the writable cache or a compile needs them, never for a bundle hit
-(a serving image may have no compiler, or one that is slow to start). Each
+(a serving image may have no compiler, or one that is slow to start); where
+one is missing, the writable cache's entry of another toolchain loads. Each
 identity is asked once per process per tool file (path, size and mtime); a
 wrapper script with another version is another file.
 """
@@ -129,14 +130,14 @@ def build_tools(kind: str, execution_backend: str) -> dict:
     return fields
 
 
-#: key -> (target kind, backend) of every key made in this process, for :func:`disk_key`.
+#: key -> (target kind, backend) of every key made in this process, for :func:`cache_path`.
 _BUILT_BY: dict = {}
 
 
 def complete_key(key_data: dict, target, execution_backend: str) -> dict:
     """Add tvm-ffi's version to upstream's key fields (patch 0036) and remember them for this context.
 
-    Starts no process: the build tools join only the writable cache's directory name (:func:`disk_key`).
+    Starts no process: the build tools join only the writable cache's directory name (:func:`cache_path`).
     """
     key_data["toolchain"] = {"tvm_ffi": tvm_ffi_version()}
     LAST_KEY_DATA.set(key_data)
@@ -154,7 +155,18 @@ def tools_for(key: str) -> dict:
     return build_tools(*_BUILT_BY.get(key, ("c", "")))
 
 
-def disk_key(key: str) -> str:
-    """The writable cache's directory name for ``key``: the key and the tools that build its kernel."""
+def cache_path(root: str, key: str) -> str:
+    """The writable cache's directory for ``key``: ``<key>.<digest of the tools that build its kernel>``.
+
+    Where a tool this kernel needs is missing, nothing here can build it, so an entry another toolchain
+    built loads as well as its own would (the bundles' rule): the newest complete one of that key.
+    """
     tools = tools_for(key)
-    return hashlib.sha256(f"{key}\n{json.dumps(tools, sort_keys=True)}".encode()).hexdigest()
+    exact = os.path.join(root, f"{key}.{hashlib.sha256(json.dumps(tools, sort_keys=True).encode()).hexdigest()[:16]}")
+    if NONE in tools.values() and not os.path.isdir(exact):
+        import glob
+
+        built = [p for p in glob.glob(os.path.join(root, glob.escape(key) + ".*")) if os.path.isdir(p)]
+        if built:
+            return max(built, key=os.path.getmtime)
+    return exact

@@ -11,9 +11,10 @@ old one built are loaded as they are. Two edits
   left in a context variable for the bundle lookup (patch 0037), which is
   indexed by this key: what a kernel needs to load;
 - the writable cache's directory for a key (``_get_cache_path``) is named by
-  the key and the build tools, the host C++ compiler's and nvcc's (or NVRTC's)
-  versions (``disk_key``), so the tools are asked only when the writable cache
-  or a compile needs them, never for a bundle hit.
+  the key and a digest of the build tools, the host C++ compiler's and nvcc's
+  (or NVRTC's) versions (``cache_path``), so the tools are asked only when the
+  writable cache or a compile needs them, never for a bundle hit; where a tool
+  is missing (nothing can compile), another toolchain's entry of the key loads.
 
 Upstream's next release adds toolchain versions to its key too; drop this
 patch then, if its fields cover these.
@@ -38,7 +39,7 @@ PATCH = Patch(
              '        return _tlp_toolchain.remember(sha256(key_string.encode()).hexdigest(), target, execution_backend)\n'),
         Edit('        return os.path.join(self._get_cache_root(), key)\n',
              '        from tilelang.paddle_runtime import toolchain as _tlp_toolchain  # tilelang-paddle patch 0036\n\n'
-             '        return os.path.join(self._get_cache_root(), _tlp_toolchain.disk_key(key))\n'),
+             '        return _tlp_toolchain.cache_path(self._get_cache_root(), key)\n'),
     ),
     forwarded="no",
     checked_against=("0.1.15",),
