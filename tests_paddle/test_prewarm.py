@@ -17,7 +17,7 @@ import pytest
 
 from conftest import run_python
 
-SCRIPT = """
+BUILDS = """
 import sys
 import numpy as np, paddle
 import tilelang
@@ -34,7 +34,9 @@ def plus(c):
 
 def build(c):
     return lambda: tilelang.compile(plus(float(c)), out_idx=[1], target="c", execution_backend="cython")
+"""
 
+SCRIPT = BUILDS + """
 COUNT = int(sys.argv[1])
 TIMEOUT = float(sys.argv[2]) if len(sys.argv) > 2 else None
 kernels = prewarm([build(c) for c in range(COUNT)], timeout=TIMEOUT)
@@ -216,23 +218,7 @@ def test_an_autotuned_build_stops_at_the_timeout_naming_kernel_and_config(tmp_pa
     assert took < 60, f"{took:.0f} s: the wait was not bounded by the 4 s timeout"
 
 
-NODES = """
-import sys
-import tilelang
-import tilelang.language as T
-from tilelang.paddle import prewarm
-
-def plus(c):
-    @T.prim_func
-    def main(A: T.Tensor((32,), "float32"), B: T.Tensor((32,), "float32")):
-        with T.Kernel(1, threads=1) as _:
-            for i in T.serial(32):
-                B[i] = A[i] + c
-    return main
-
-def build(c):
-    return lambda: tilelang.compile(plus(float(c)), out_idx=[1], target="c", execution_backend="cython")
-
+NODES = BUILDS + """
 kernels = prewarm([build(c) for c in range(4)], scope=sys.argv[1], progress=True, workers=1)
 print("prewarmed", len(kernels))
 """
