@@ -136,15 +136,15 @@ def autotune_missing(key: str) -> None:
     name, key_data, target, backend = known
     if target is None:
         return  # no target resolved here: the tuner's own compile says why
-    missing = _missing_tool_for(_toolchain.build_tools(_toolchain.target_kind(target), backend))
+    missing = _missing_tool(_toolchain.build_tools(_toolchain.target_kind(target), backend))
     if missing is None:
         return  # a compiler is here: tune
     near = []
     for root in roots:
         for entry in ((manifest(root) or {}).get("autotune") or {}).values():
             if entry.get("name") == name:
-                near.append(differing_fields(entry.get("fields", {}), key_data) or "no field (its files failed "
-                                                                                   "their check)")
+                near.append(_differing_fields(entry.get("fields", {}), key_data)
+                            or "no field (the result did not load: see the warning before this error)")
     why = (f"the bundles' results for {name} differ in " + " | ".join(near)) if near else \
         f"the bundles hold no autotune result for {name}"
     raise RuntimeError(
@@ -184,11 +184,8 @@ def _build(cache, path: str, func, backend_context, out_idx, pass_configs, compi
     )
 
 
-def _missing_tool(key: str) -> str | None:
-    return _missing_tool_for(_toolchain.tools_for(key))
-
-
-def _missing_tool_for(tools: dict) -> str | None:
+def _missing_tool(tools: dict) -> str | None:
+    """The build tool (as a user would name it) of ``tools`` (:func:`.toolchain.build_tools`) that is absent."""
     for tool, what in (("nvcc", "nvcc (CUDA_HOME)"), ("nvrtc", "NVRTC (cuda-python)"),
                        ("host_cxx", "C++ compiler ($CXX, g++, clang++ or c++ on PATH)")):
         if tools.get(tool) == _toolchain.NONE:
@@ -196,7 +193,7 @@ def _missing_tool_for(tools: dict) -> str | None:
     return None
 
 
-def differing_fields(bundled: dict, here: dict) -> str:
+def _differing_fields(bundled: dict, here: dict) -> str:
     """``field: bundle X, here Y; ...`` for the fields of two keys' data that differ (as the manifest stores them)."""
     here = json.loads(json.dumps(here, sort_keys=True, default=str))
     differ = []
@@ -221,7 +218,7 @@ def _refuse(key_data: dict, func, roots: tuple, missing: str, failed: list) -> N
             fields = entry.get("fields", {})
             targets.add(target_text(fields.get("target", "?")))
             if entry.get("name") == name:
-                near.append(differing_fields(fields, key_data))
+                near.append(_differing_fields(fields, key_data))
     held = ", ".join(sorted(targets)) or "nothing"
     if failed:
         why = "its bundle entry did not load: " + " | ".join(failed)
@@ -262,7 +259,7 @@ def load(cache, key: str, func, backend_context, out_idx, pass_configs, compile_
             _warn_once(f"{root}/{key}", "bundle entry %s of %s failed to load (%s: %s); skipping it", key[:16],
                        root, type(exc).__name__, exc)
             failed.append(f"{os.path.join(root, 'kernels', key)}: {type(exc).__name__}: {exc}")
-    missing = _missing_tool(key)
+    missing = _missing_tool(_toolchain.tools_for(key))
     if missing:
         _refuse(key_data, func, roots, missing, failed)
     return None
