@@ -85,6 +85,10 @@ def tune_job():
     np.testing.assert_allclose(kernel(paddle.to_tensor(a)).numpy(), a * 4, rtol=1e-6)
     print("tuned", kernel.config)
 
+def prewarmed():
+    from tilelang.paddle import prewarm
+    return prewarm([lambda: scale(4.0), lambda: scale(6.0), triple], workers=2)
+
 def op_job():
     from tilelang.paddle import custom_op
     op = custom_op(triple(), name="tl_bundle_triple")
@@ -307,3 +311,13 @@ def test_the_writable_cache_serves_a_host_that_has_lost_its_compiler(bundle, tmp
     proc = run_bare(f"import sys; sys.path.insert(0, {str(work)!r}); import job; job.check()", env, cwd=str(tmp_path))
     assert proc.returncode == 0 and "checked" in proc.stdout, proc.stdout + proc.stderr[-3000:]
     assert sorted(p.parent.name for p in cache.rglob("kernel_lib.so")) == before      # loaded, nothing rebuilt
+
+
+def test_a_run_function_returning_prewarm_bundles_every_kernel_it_compiled_in_threads(bundle, tmp_path):
+    work, _ = bundle
+    out = tmp_path / "out"
+    proc = subprocess.run([EXE, "bundle", str(out), "--run", "job:prewarmed"], cwd=str(work), capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "TILELANG_CACHE_DIR": str(tmp_path / "unused")})
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    entries = json.loads((out / "manifest.json").read_text())["entries"].values()
+    assert sorted(e["label"] for e in entries) == ["scale(c=4.0)", "scale(c=6.0)", "triple"], proc.stdout

@@ -166,7 +166,13 @@ def cache_path(root: str, key: str) -> str:
     if NONE in tools.values() and not os.path.isdir(exact):
         import glob
 
-        built = [p for p in glob.glob(os.path.join(root, glob.escape(key) + ".*")) if os.path.isdir(p)]
-        if built:
-            return max(built, key=os.path.getmtime)
+        newest, newest_mtime = exact, None
+        for path in glob.glob(os.path.join(root, glob.escape(key) + ".*")):
+            try:
+                mtime = os.stat(path).st_mtime
+            except OSError:  # removed meanwhile
+                continue
+            if newest_mtime is None or mtime > newest_mtime:
+                newest, newest_mtime = path, mtime
+        return newest
     return exact
