@@ -24,8 +24,9 @@ PATCH = Patch(
              '        from tilelang.paddle_runtime import autotune_key as _tlp_autotune_key  # tilelang-paddle patch 0041\n\n'
              '        return _tlp_autotune_key.make_key(key_data, self)\n'),
     ),
-    forwarded="no: upstream's writable autotune cache keys by inspect.getsource(fn) too (tilelang 0.1.15, "
-              "AutoTuner.generate_cache_key); to be reported to tile-ai/tilelang with this reproduction",
+    forwarded="no: not filed from here. https://github.com/tile-ai/tilelang/issues/1250 (open) reports the same "
+              "key by inspect.getsource(fn) in upstream's writable autotune cache; this patch's test "
+              "(tests_paddle/test_release_edits.py) is the reproduction to add there",
     checked_against=("0.1.15",),
     drop_when="upstream's autotune key covers the generated programs, the target and tvm-ffi",
 )
