@@ -242,16 +242,6 @@ def _kernel_name(prim_func) -> str:
     return kernel_name(prim_func)
 
 
-def _target_kind(target) -> str:
-    """The target's kind; upstream's adapters also hold a target given as a string (the class default "cuda")."""
-    kind = getattr(target, "kind", None)
-    if kind is None:
-        from tvm.target import Target
-
-        kind = Target(target).kind
-    return kind.name
-
-
 def of(adapter, *, host_call: bool = True) -> KernelSignature:
     """The signature of a kernel's adapter, computed once.
 
@@ -262,7 +252,9 @@ def of(adapter, *, host_call: bool = True) -> KernelSignature:
     sig = getattr(adapter, "_tlp_signature", None)
     if sig is None:
         host = adapter.get_host_source() if host_call else None
-        sig = build(adapter.prim_func, adapter.result_idx, _target_kind(adapter.target), host,
+        from .toolchain import target_kind  # upstream's adapters may hold the target as a string
+
+        sig = build(adapter.prim_func, adapter.result_idx, target_kind(adapter.target), host,
                     getattr(adapter, "_tlp_name", None))
         adapter._tlp_signature = sig
     return sig

@@ -116,7 +116,13 @@ def tvm_ffi_version() -> str:
 
 
 def target_kind(target) -> str:
-    return getattr(getattr(target, "kind", None), "name", None) or str(target).split()[0]
+    """A target's kind name; upstream's adapters also hold targets as strings (``"cuda"``, a JSON config)."""
+    kind = getattr(target, "kind", None)
+    if kind is None:
+        from tvm.target import Target
+
+        kind = Target(target).kind
+    return kind.name
 
 
 def build_tools(kind: str, execution_backend: str) -> dict:
@@ -134,7 +140,7 @@ def build_tools(kind: str, execution_backend: str) -> dict:
 _BUILT_BY: dict = {}
 
 
-def complete_key(key_data: dict, target, execution_backend: str) -> dict:
+def complete_key(key_data: dict) -> dict:
     """Add tvm-ffi's version to upstream's key fields (patch 0036) and remember them for this context.
 
     Starts no process: the build tools join only the writable cache's directory name (:func:`cache_path`).

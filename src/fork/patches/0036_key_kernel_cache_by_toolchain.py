@@ -34,7 +34,7 @@ PATCH = Patch(
              '            **self._get_base_key(),\n'
              '        }\n'
              '        from tilelang.paddle_runtime import toolchain as _tlp_toolchain  # tilelang-paddle patch 0036\n\n'
-             '        _tlp_toolchain.complete_key(key_data, target, execution_backend)\n'),
+             '        _tlp_toolchain.complete_key(key_data)\n'),
         Edit('        return sha256(key_string.encode()).hexdigest()\n',
              '        return _tlp_toolchain.remember(sha256(key_string.encode()).hexdigest(), target, execution_backend)\n'),
         Edit('        return os.path.join(self._get_cache_root(), key)\n',
