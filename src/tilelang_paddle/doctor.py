@@ -197,6 +197,14 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="report this install's state on one screen (versions, CUDA, cache)",
                             description="Report this install's state: versions, CUDA runtime, nvcc, kernel cache.")
     doctor.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    selftest = sub.add_parser("selftest", help="run kernels on this install and check the GPU contract",
+                              description="Run TileLang kernels through this install's Paddle: on the CPU, and on "
+                                          "every GPU Paddle sees (streams, devices, CUDA graphs, do_bench, "
+                                          "custom ops). One line per check; exit status 1 if any check fails.")
+    selftest.add_argument("--json", metavar="FILE", help="also write the doctor's facts and every result to FILE "
+                                                         "(attach it to a bug report)")
+    selftest.add_argument("--quick", action="store_true",
+                          help="skip the checks that build operators and bundles; GPU checks on gpu:0 only")
     bundle = sub.add_parser("bundle", help="compile a job's kernels into a directory that serving loads",
                             description="Run each MODULE:FUNCTION in a fresh process with a private kernel cache "
                                         "and write every kernel it compiled into OUT, with a manifest of their "
@@ -207,12 +215,25 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
+def _selftest(json_path: str | None, quick: bool) -> int:
+    try:
+        import tilelang  # noqa: F401 - its bootstrap checks Paddle and scopes the torch proxy
+        from tilelang.paddle_runtime import selftest
+    except Exception as exc:  # noqa: BLE001 - say what broke and where to look, not a traceback
+        print(f"tilelang-paddle selftest: cannot start: {_first_line(exc)}; run `tilelang-paddle doctor`",
+              file=sys.stderr)
+        return 1
+    return selftest.run(json_path, quick)
+
+
 def main(argv: list[str] | None = None, prog: str = "tilelang-paddle") -> int:
     args = _parser(prog).parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == "bundle":
         from .bundle import build
 
         return build(args.out, args.run)
+    if args.command == "selftest":
+        return _selftest(args.json, args.quick)
     rows, ok = report()
     if args.json:
         print(json.dumps({"ok": ok, **dict(rows)}, indent=2))

@@ -50,6 +50,13 @@ Beyond that interface, Paddle's driver also answers what the public helpers in
 ``from_dlpack(obj)`` (a Paddle tensor viewing a ``__dlpack__`` object),
 ``has_operator(name)`` (whether Paddle already has an operator of that name) and
 ``cuda_version`` (the CUDA release the build was made with, None on CPU builds; for ``tilelang-paddle doctor``).
+
+And what ``tilelang-paddle selftest``'s checks (:mod:`.selftest`) ask, which a
+stand-in driver answers too: ``from_numpy(array, index)``, ``to_numpy(tensor)``,
+``data_ptr(tensor)``, ``new_stream(index)``, ``raw_stream(stream)``,
+``stream_guard(stream)`` (a context making ``stream`` current on its GPU),
+``gpu_facts(index)`` and ``RELIES_ON``: per topic, the framework API the
+launch runtime relies on, which a failing check prints.
 """
 
 from __future__ import annotations
@@ -212,6 +219,58 @@ class PaddleDriver:
         from paddle.device.cuda import graphs
 
         return self.cuda and graphs.is_cuda_graph_supported() and self.device_count() > 0
+
+    # -- for tilelang-paddle selftest (not part of the launch interface)
+    #: What a failing selftest check names: the Paddle API behind each step it exercised.
+    RELIES_ON = {
+        "stream": "paddle.base.libpaddle._get_current_raw_stream(index), the stream paddle.device.stream_guard "
+                  "sets (paddle/fluid/pybind/cuda_streams_py.cc; python/paddle/device/__init__.py stream_guard)",
+        "switch": "core.get_cuda_current_device_id / core.set_cuda_current_device_id (paddle/fluid/pybind/pybind.cc)",
+        "allocate": "_C_ops.empty(shape, dtype, CUDAPlace(index)) and, for tvm_ffi outputs, "
+                    "paddle::experimental::empty on the current device (paddle/phi/api/lib/kernel_dispatch.cc)",
+        "graph": "paddle.device.cuda.graphs.CUDAGraph(place, mode='thread_local'), capturing on the current stream "
+                 "(paddle/fluid/platform/cuda_graph_with_memory_pool.cc BeginCUDAGraphCapture)",
+        "events": "paddle.device.Event(enable_timing=True).record()/elapsed_time (python/paddle/device/__init__.py)",
+        "custom_op": "paddle::Tensor::stream(), phi::backends::gpu::GetCurrentDeviceId/SetDeviceId "
+                     "(paddle/phi/api/lib/tensor.cc; paddle/phi/backends/gpu/gpu_info.h)",
+        "exchange_api": "paddle.Tensor.__dlpack_c_exchange_api__ (Paddle >= 3.3), read by the fast launcher and tvm_ffi",
+    }
+
+    def from_numpy(self, array, index: int):
+        # paddle.to_tensor(data, place=...) copies the array onto the place (python/paddle/tensor/creation.py).
+        return paddle.to_tensor(array, place=self.place(index))
+
+    @staticmethod
+    def to_numpy(tensor):
+        return tensor.numpy()
+
+    @staticmethod
+    def data_ptr(tensor) -> int:
+        # Tensor.data_ptr(), a C method of paddle.Tensor (its docstring in the 3.3.1 wheel: the address of the
+        # first element).
+        return tensor.data_ptr()
+
+    @staticmethod
+    def new_stream(index: int):
+        # paddle.device.Stream(device) (python/paddle/device/__init__.py): a new stream on that GPU.
+        return paddle.device.Stream(device=paddle.CUDAPlace(index))
+
+    @staticmethod
+    def raw_stream(stream) -> int:
+        # Stream.stream_base is a core.CUDAStream; .cuda_stream its cudaStream_t as an int
+        # (paddle/fluid/pybind/cuda_streams_py.cc).
+        return stream.stream_base.cuda_stream
+
+    @staticmethod
+    def stream_guard(stream):
+        # paddle.device.stream_guard(stream): set_stream on entry, the previous stream back on exit.
+        return paddle.device.stream_guard(stream)
+
+    @staticmethod
+    def gpu_facts(index: int) -> dict:
+        # paddle.device.cuda.get_device_name / get_device_capability (python/paddle/device/cuda/__init__.py).
+        major, minor = paddle.device.cuda.get_device_capability(index)
+        return {"index": index, "name": paddle.device.cuda.get_device_name(index), "capability": [major, minor]}
 
     # -- for tilelang.paddle's helpers (not part of the launch interface)
     @staticmethod
