@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from statistics import fmean, median_low
 
-from . import device as _device
-from .driver import paddle_driver
 
 RETURN_MODES = ("min", "max", "mean", "median")
 _NO_CUPTI = (
@@ -55,9 +53,12 @@ def aggregate(times: Sequence[float], quantiles: Sequence[float] | None, return_
     raise ValueError(f"return_mode must be one of {RETURN_MODES}, got {return_mode!r}")
 
 
-def _require_cuda_graphs(backend: str):
-    """The driver, when it can capture CUDA graphs; else a clear error naming what works."""
-    driver = paddle_driver()
+def _require_cuda_graphs(backend: str, driver=None):
+    """The driver (Paddle's unless given), when it can capture CUDA graphs; else a clear error naming what works."""
+    if driver is None:
+        from .driver import paddle_driver
+
+        driver = paddle_driver()
     if not driver.cuda_graphs_supported():
         raise RuntimeError(
             f'do_bench(backend="{backend}") needs a GPU build of Paddle and a visible GPU '
@@ -73,6 +74,7 @@ def bench_with_cudagraph(
     quantiles: Sequence[float] | None,
     return_mode: str,
     device_idx: int | None,
+    driver=None,
 ) -> float | list[float]:
     """Time ``n_repeat`` calls captured once in a CUDA graph and replayed (upstream's method, Paddle's graphs).
 
@@ -81,12 +83,18 @@ def bench_with_cudagraph(
     ``BeginCUDAGraphCapture`` -> ``DeviceContextPool::Get(place)->stream()``),
     the same stream ``_get_current_raw_stream`` hands our launchers, so TileLang
     kernels are captured; allocations during capture come from the graph's pool.
+    ``driver``: Paddle's unless given (the selftest's stand-in runs pass theirs).
     ``Event.record()`` records on the expected place's current stream
     (python/paddle/device/__init__.py ``Event.record``), which ``do_bench``'s
     device context has made this GPU's.
     """
-    driver = _require_cuda_graphs("cudagraph")
-    index = device_idx if isinstance(device_idx, int) else _device.current_device_index()
+    driver = _require_cuda_graphs("cudagraph", driver)
+    if isinstance(device_idx, int):
+        index = device_idx
+    else:
+        from .device import current_device_index
+
+        index = current_device_index()
     n_retries = 10
     graph = driver.cuda_graph(index)
     graph.capture_begin()
