@@ -174,6 +174,12 @@ class GpuChecks:
         side, other = d.new_stream(i), d.new_stream(i)
         side_raw, other_raw = d.raw_stream(side), d.raw_stream(other)
         b = self.tensor(np.zeros(n, np.float32))
+        # Every kernel launched once first: a first launch loads its module, which can wait for the whole GPU
+        # and would order the launches below whatever stream they went to.
+        launch_raw(d, spin, [a, b], side_raw)
+        launch_raw(d, raw_reader, [b, self.tensor(np.zeros(n, np.float32))], other_raw)
+        reader.call(b)
+        b = self.tensor(np.zeros(n, np.float32))
         d.synchronize(i)
         with d.stream_guard(side):
             seen = d.stream(i)
