@@ -17,7 +17,7 @@ SNIPPETS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
 
 def test_the_readme_is_short_and_has_its_snippets():
     # About 250 lines (issue 22); the timing-and-tuning section (issue 29) took it past that.
-    assert len(README.splitlines()) <= 270
+    assert len(README.splitlines()) <= 280
     assert len(SNIPPETS) >= 3
 
 

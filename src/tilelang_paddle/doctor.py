@@ -186,6 +186,8 @@ def report() -> tuple[list[tuple[str, str]], bool]:
         rows.append(("default target", str(determine_target("auto"))))
     except Exception as exc:  # noqa: BLE001
         rows.append(("default target", f"cannot auto-detect ({type(exc).__name__}: {exc}); pass target= explicitly"))
+    rows.append(("next", "`tilelang-paddle selftest` runs kernels here and checks the GPU contract "
+                         "(README, \"Check your install\")"))
     return rows, ok
 
 
