@@ -28,7 +28,7 @@ GPU_CHECK_NAMES = (
     "gpu: stream_guard: a kernel runs after the guarded stream's work",
     "gpu: CUDA graph capture and replay of a kernel",
     "gpu: do_bench with events and with CUDA graphs",
-    "gpu: PDL reader after a kernel that triggers early",
+    "gpu: PDL: a kernel without T.pdl_sync() after one that triggers early sees its writes",
     "gpu: CUDA custom_op, eager and under to_static",
 )
 

@@ -22,7 +22,7 @@ from . import kernels as K
 from .report import Failed, Skip
 
 BACKENDS = ("tvm_ffi", "cython")
-#: A shape whose edges are not multiples of the GEMM's 64x64x32 tiles.
+#: A shape whose edges are not multiples of the GEMM's 128x128x64 tiles.
 GEMM_SHAPE = (300, 200, 96)
 
 
@@ -121,7 +121,7 @@ class GpuChecks:
         plan += [(f"gpu:{i} do_bench (backend={m}) times a known kernel",
                   lambda m=m: self.bench(m), relied_on(d, "events" if m == "event" else "graph"))
                  for m in ("event", "cudagraph")]
-        plan.append((f"gpu:{i} PDL: a reader after a kernel that triggers early sees every write", self.pdl,
+        plan.append((f"gpu:{i} PDL: a kernel without T.pdl_sync() after one that triggers early sees its writes", self.pdl,
                      relied_on(d, "stream")))
         return plan
 
@@ -254,23 +254,18 @@ class GpuChecks:
         major = d.gpu_facts(i)["capability"][0]
         if major < 9:
             raise Skip(f"programmatic dependent launch needs compute capability 9.0 or newer; gpu:{i} has {major}.x")
-        n = 1024
-        producer = self.kernel(K.gemm_triggering_early, (n, n, n), None, "cython")
-        reader = self.kernel(K.double_without_waiting, (n, n), [1], "cython")
-        zero = self.kernel(K.fill_zero, (n, n), None, "cython")
-        a = self.tensor((self.rng.standard_normal((n, n)) / 8).astype("float16"))
-        b = self.tensor((self.rng.standard_normal((n, n)) / 8).astype("float16"))
-        c = self.tensor(np.zeros((n, n), "float16"))
-        producer.call(a, b, c)
-        expected = self.host(c).astype("float32") * 2
-        runs = 50
-        stale = 0
+        n = 16384
+        producer = self.kernel(K.trigger_then_spin_write, (n,), None, "cython")
+        reader = self.kernel(K.plus_one, (n,), [1], "cython")
+        a = self.tensor(self.rng.random(n, dtype=np.float32))
+        producer.call(a, self.tensor(np.zeros(n, np.float32)))  # loaded outside the runs below
+        runs, stale = 20, 0
         for _ in range(runs):
-            zero.call(c)
-            producer.call(a, b, c)
-            out = reader.call(c)
-            stale += int(np.count_nonzero(self.host(out).astype("float32") != expected))
+            b = self.tensor(np.zeros(n, np.float32))
+            producer.call(a, b)
+            stale += int(np.count_nonzero(self.host(reader.call(b)) != 3.0))
         if stale:
-            raise Failed(f"{stale} stale values in {runs} runs: the reader started before the producer's writes",
+            raise Failed(f"{stale} of {runs * n} values were read before the kernel ahead of the reader wrote them: "
+                         "the reader, which does not call T.pdl_sync(), was launched as a programmatic dependent",
                          relied_on(d, "stream"))
         return f"{runs} runs, every value seen"
