@@ -26,6 +26,7 @@ one module per concern:
 - :mod:`.cache_write` kernel-cache writes a full disk costs the cache, not the call
 - :mod:`.torch_shim` the torch names Paddle's proxy lacks, for patched modules
 - :mod:`.settings`   the ``TILELANG_PADDLE_*`` variables read at run time
+- :mod:`.selftest`   ``tilelang-paddle selftest``: CPU checks, and GPU checks written against the driver
 
 (``tilelang-paddle doctor`` and the tvm-ffi version check live in the
 ``tilelang_paddle`` package beside this one: they must work without Paddle.)
