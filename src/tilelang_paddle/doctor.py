@@ -206,7 +206,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     selftest.add_argument("--json", metavar="FILE", help="also write the doctor's facts and every result to FILE "
                                                          "(attach it to a bug report)")
     selftest.add_argument("--quick", action="store_true",
-                          help="skip the checks that build operators and bundles; GPU checks on gpu:0 only")
+                          help="skip the checks that build operators and bundles; GPU checks on gpu:0, tvm_ffi only")
     bundle = sub.add_parser("bundle", help="compile a job's kernels into a directory that serving loads",
                             description="Run each MODULE:FUNCTION in a fresh process with a private kernel cache "
                                         "and write every kernel it compiled into OUT, with a manifest of their "
