@@ -140,3 +140,24 @@ def test_the_gpu_checks_kernels_compile_for_sm90a():
         assert "__global__" in source
         if marker:
             assert marker in source, (prim_func, marker)
+
+
+def test_the_doctor_points_to_the_readme_section_that_explains_the_selftest():
+    from tilelang_paddle.doctor import report
+
+    rows = dict(report()[0])
+    assert rows["next"].startswith("`tilelang-paddle selftest`") and '"Check your install"' in rows["next"]
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## Check your install\n", 1)[1].split("\n## ", 1)[0]
+    assert "tilelang-paddle selftest --json" in section and "--quick" in section
+
+
+def test_the_gpu_job_installs_gpu_paddle_without_the_cpu_build_and_runs_the_selftest():
+    """.ci/gpu is for a GPU runner (not run here): its shell parses, and it never installs the CPU Paddle."""
+    script = Path(__file__).resolve().parents[1] / ".ci" / "gpu"
+    assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
+    text = script.read_text()
+    assert '"paddlepaddle-gpu>=3.3"' in text and ".[test]" not in text and ".[cpu" not in text
+    assert "tilelang-paddle selftest --json selftest.json" in text
+    for test_file in ("test_gpu.py", "test_custom_op_cuda.py", "test_pdl_launch.py"):
+        assert f"tests_paddle/{test_file}" in text and (script.parents[1] / "tests_paddle" / test_file).exists()
