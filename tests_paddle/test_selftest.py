@@ -88,7 +88,7 @@ def test_a_planted_fault_fails_its_check_by_message_and_exits_1(tmp_path):
     assert lines[CPU_CHECKS[1]].startswith("PASS")
     for name in CPU_CHECKS[3:]:
         assert lines[name].startswith("SKIP") and "--quick" in lines[name]
-    assert "please open an issue" in proc.stdout
+    assert f"please open an issue with this output, attaching {report}" in proc.stdout
     data = json.loads(report.read_text())
     assert data["ok"] is False
     assert [c["name"] for c in data["checks"] if c["status"] == "FAIL"] == [CPU_CHECKS[0]]

@@ -62,6 +62,22 @@ def _no_gpu_reason(driver) -> str | None:
     return None
 
 
+def _no_compiler_reason() -> str | None:
+    """Why the GPU checks cannot compile their kernels here (no nvcc, no C++ compiler), or None."""
+    import shutil
+
+    from tilelang.contrib.cc import get_cplus_compiler
+    from tilelang.env import env
+
+    nvcc = shutil.which("nvcc") or (os.path.join(env.CUDA_HOME, "bin", "nvcc") if env.CUDA_HOME else None)
+    if not nvcc or not os.path.exists(nvcc):
+        return ("no nvcc on PATH or under CUDA_HOME: the GPU checks compile their kernels; install the CUDA "
+                "toolkit or set CUDA_HOME")
+    if get_cplus_compiler() is None:
+        return "no C++ compiler ($CXX, $CC, g++, clang++ or c++ on PATH): the GPU checks compile host code"
+    return None
+
+
 def run(json_path: str | None = None, quick: bool = False, stream=None) -> int:
     """Run every check (see module docstring); 0 when none failed, else 1."""
     from ..driver import paddle_driver
@@ -79,7 +95,7 @@ def run(json_path: str | None = None, quick: bool = False, stream=None) -> int:
     rng = np.random.default_rng()
     for name, check, cite in CpuChecks(rng, quick).plan():
         report.run(name, check, cite)
-    reason = _no_gpu_reason(driver)
+    reason = _no_gpu_reason(driver) or _no_compiler_reason()
     if reason is not None:
         for name in GPU_CHECK_NAMES:
             report.run(name, _skip(reason))
@@ -95,8 +111,8 @@ def run(json_path: str | None = None, quick: bool = False, stream=None) -> int:
     print(f"{report.summary()}" + (f"; report written to {report.json_path}" if report.json_path else ""),
           file=out, flush=True)
     if report.failed:
-        print("A check failed: please open an issue with this output and the file from "
-              "`tilelang-paddle selftest --json report.json` attached.", file=out, flush=True)
+        attach = report.json_path or "the file `tilelang-paddle selftest --json report.json` writes"
+        print(f"A check failed: please open an issue with this output, attaching {attach}.", file=out, flush=True)
     return 1 if report.failed else 0
 
 
