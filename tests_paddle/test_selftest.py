@@ -133,7 +133,7 @@ def test_the_gpu_checks_kernels_compile_for_sm90a():
     builds = [(K.gemm(*gpu_checks.GEMM_SHAPE), None),
               (K.negate_in_place(gpu_checks.GEMM_SHAPE[0], gpu_checks.GEMM_SHAPE[2]), None),
               (K.spin_then_write(n), f"< {K.SPIN_ITERS}"), (K.plus_one(n), None),
-              (K.trigger_then_spin_write(n), "cudaTriggerProgrammaticLaunchCompletion"), (K.row_scale(64), None)]
+              (K.spin_then_write(n, 1 << 16, True), "cudaTriggerProgrammaticLaunchCompletion"), (K.row_scale(64), None)]
     for prim_func, marker in builds:
         source = tilelang.compile(prim_func, target={"kind": "cuda", "arch": "sm_90a"},
                                   execution_backend="tvm_ffi").get_kernel_source()

@@ -255,7 +255,7 @@ class GpuChecks:
         if major < 9:
             raise Skip(f"programmatic dependent launch needs compute capability 9.0 or newer; gpu:{i} has {major}.x")
         n = 16384
-        producer = self.kernel(K.trigger_then_spin_write, (n,), None, "cython")
+        producer = self.kernel(K.spin_then_write, (n, 1 << 16, True), None, "cython")
         reader = self.kernel(K.plus_one, (n,), [1], "cython")
         a = self.tensor(self.rng.random(n, dtype=np.float32))
         producer.call(a, self.tensor(np.zeros(n, np.float32)))  # loaded outside the runs below

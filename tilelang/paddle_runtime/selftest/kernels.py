@@ -93,10 +93,13 @@ def negate_in_place(M, N):
     return main
 
 
-def spin_then_write(n, iters=SPIN_ITERS):
+def spin_then_write(n, iters=SPIN_ITERS, trigger_first=False):
     """B[i] = 2 after ``iters`` dependent steps of x = x / 2 + 1 from A[i] in [0, 1) (exactly 2.0 in float32).
 
     The loop cannot be shortened by the compiler, so B is written only at the end of a long kernel.
+    ``trigger_first``: the kernel first lets its dependents start (``T.pdl_trigger()``, sm_90+), so a kernel
+    launched after it as a programmatic dependent without ``T.pdl_sync()`` reads B long before it is written,
+    and one launched in plain stream order reads it written.
     """
 
     @T.prim_func
@@ -104,6 +107,8 @@ def spin_then_write(n, iters=SPIN_ITERS):
         with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
             tx = T.get_thread_binding(0)
             x = T.alloc_var("float32")
+            if trigger_first:
+                T.pdl_trigger()
             if bx * 128 + tx < n:
                 x = A[bx * 128 + tx]
                 for _ in T.serial(iters):
@@ -122,28 +127,6 @@ def plus_one(n):
             for t in T.Parallel(128):
                 if bx * 128 + t < n:
                     C[bx * 128 + t] = B[bx * 128 + t] + 1.0
-
-    return main
-
-
-def trigger_then_spin_write(n, iters=1 << 16):
-    """``spin_then_write`` that first lets its dependents start (``T.pdl_trigger()``), then takes its time.
-
-    A kernel launched after it as a programmatic dependent without ``T.pdl_sync()`` would read B long before it
-    is written; one launched in plain stream order reads it written (sm_90+).
-    """
-
-    @T.prim_func
-    def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
-        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
-            tx = T.get_thread_binding(0)
-            x = T.alloc_var("float32")
-            T.pdl_trigger()
-            if bx * 128 + tx < n:
-                x = A[bx * 128 + tx]
-                for _ in T.serial(iters):
-                    x = x * 0.5 + 1.0
-                B[bx * 128 + tx] = x
 
     return main
 
