@@ -61,6 +61,10 @@ def test_help_and_usage_errors():
 def _doctor_in_a_bare_venv(tmp_path, extra=None):
     """Run the doctor in a fresh venv holding only our command's package and metadata (no Paddle, no
     tilelang), plus ``extra``: {relative path: file text} added to its site directory."""
+    return _rows(_command_in_a_bare_venv(tmp_path, "doctor", extra).stdout)
+
+
+def _command_in_a_bare_venv(tmp_path, command, extra=None):
     import importlib.metadata as md
 
     import tilelang_paddle
@@ -78,11 +82,11 @@ def _doctor_in_a_bare_venv(tmp_path, extra=None):
         (site / rel).write_text(text)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PYTHONPATH"] = str(site)
-    proc = subprocess.run([str(env_dir / "bin" / "python"), "-m", "tilelang_paddle", "doctor"], capture_output=True,
+    proc = subprocess.run([str(env_dir / "bin" / "python"), "-m", "tilelang_paddle", command], capture_output=True,
                           text=True, timeout=120, env=env, cwd=str(tmp_path))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr
-    return _rows(proc.stdout)
+    return proc
 
 
 def test_doctor_without_paddle(tmp_path):
@@ -93,6 +97,13 @@ def test_doctor_without_paddle(tmp_path):
     assert lines["Paddle"].startswith("not installed") and "pip install 'paddlepaddle>=3.3'" in lines["Paddle"]
     assert lines["tilelang-paddle"].startswith(md.version("tilelang-paddle"))
     assert "nvcc" in lines
+
+
+def test_selftest_without_paddle_says_why_it_cannot_start(tmp_path):
+    proc = _command_in_a_bare_venv(tmp_path, "selftest")
+    assert proc.stderr.startswith("tilelang-paddle selftest: cannot start: ModuleNotFoundError: No module named"), \
+        proc.stderr
+    assert proc.stderr.rstrip().endswith("run `tilelang-paddle doctor`")
 
 
 def test_doctor_tells_a_broken_paddle_from_a_missing_one(tmp_path):
