@@ -233,7 +233,8 @@ class PaddleDriver:
         "events": "paddle.device.Event(enable_timing=True).record()/elapsed_time (python/paddle/device/__init__.py)",
         "custom_op": "paddle::Tensor::stream(), phi::backends::gpu::GetCurrentDeviceId/SetDeviceId "
                      "(paddle/phi/api/lib/tensor.cc; paddle/phi/backends/gpu/gpu_info.h)",
-        "exchange_api": "paddle.Tensor.__dlpack_c_exchange_api__ (Paddle >= 3.3), read by the fast launcher and tvm_ffi",
+        "exchange_api": "paddle.Tensor.__dlpack_c_exchange_api__ (Paddle >= 3.3), read by the fast launcher and "
+                        "tvm_ffi",
     }
 
     def from_numpy(self, array, index: int):

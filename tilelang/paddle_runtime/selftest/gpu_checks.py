@@ -121,8 +121,8 @@ class GpuChecks:
         plan += [(f"gpu:{i} do_bench (backend={m}) times a known kernel",
                   lambda m=m: self.bench(m), relied_on(d, "events" if m == "event" else "graph"))
                  for m in ("event", "cudagraph")]
-        plan.append((f"gpu:{i} PDL: a kernel without T.pdl_sync() after one that triggers early sees its writes", self.pdl,
-                     relied_on(d, "stream")))
+        plan.append((f"gpu:{i} PDL: a kernel without T.pdl_sync() after one that triggers early sees its writes",
+                     self.pdl, relied_on(d, "stream")))
         return plan
 
     def gemm(self, backend: str) -> str:

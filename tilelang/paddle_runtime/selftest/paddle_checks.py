@@ -152,7 +152,8 @@ class CpuChecks:
         cols = 32
         op = custom_op(tilelang.compile(K.row_scale(cols), out_idx=[2], **CPU), name="tl_selftest_row_scale")
         rows = int(self.rng.integers(1, 64))
-        x, w = self.rng.standard_normal((rows, cols)).astype("float32"), self.rng.standard_normal(cols).astype("float32")
+        x = self.rng.standard_normal((rows, cols)).astype("float32")
+        w = self.rng.standard_normal(cols).astype("float32")
         got = op(paddle.to_tensor(x), paddle.to_tensor(w))
         return _close(got.numpy(), x * w, f"Y = X * W ({rows} rows)", 1e-6, 1e-6, "")
 
@@ -239,7 +240,8 @@ class CudaOpChecks:
         kernel = tilelang.compile(K.row_scale(cols), out_idx=[2], target="cuda", execution_backend="cython")
         op = custom_op(kernel, name="tl_selftest_cuda_row_scale")
         rows = int(self.rng.integers(1, 300))
-        x, w = self.rng.standard_normal((rows, cols)).astype("float32"), self.rng.standard_normal(cols).astype("float32")
+        x = self.rng.standard_normal((rows, cols)).astype("float32")
+        w = self.rng.standard_normal(cols).astype("float32")
         place = paddle.CUDAPlace(self.index)
         tx, tw = paddle.to_tensor(x, place=place), paddle.to_tensor(w, place=place)
         eager = op(tx, tw)
