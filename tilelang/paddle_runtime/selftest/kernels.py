@@ -132,7 +132,7 @@ def plus_one(n):
 
 
 def bundle_job():
-    """The bundle check's kernel (``tilelang-paddle bundle --run tilelang.paddle_runtime.selftest.kernels:bundle_job``)."""
+    """The bundle check's kernel, compiled by ``tilelang-paddle bundle --run <this module>:bundle_job``."""
     import tilelang
 
     tilelang.compile(sum_and_product(), out_idx=[3, 2], target="c", execution_backend="cython")
