@@ -40,28 +40,13 @@ def run_python(code: str, env: dict | None = None, timeout: int = 300, cwd: str 
         os.unlink(f.name)
 
 
-#: What a slim serving image has on PATH: a shell and the basic tools (Paddle's import runs some), no compiler.
-SLIM_TOOLS = ("sh", "cat", "grep", "ls", "uname", "env", "ldconfig", "nproc", "id")
-COMPILERS = ("cc", "gcc", "g++", "c++", "clang", "clang++", "nvcc", "cmake", "ld")
-
-
 def compiler_free_env(tmp_path: Path) -> dict:
     """This process's environment with no compiler reachable: no CC/CXX, a PATH of the basic tools only (links
-    in a fresh directory), CUDA_HOME naming an empty directory. Checked: none of COMPILERS is found on it."""
-    import shutil
+    in a fresh directory), CUDA_HOME naming an empty directory; checked. The selftest's own, so the tests'
+    slim host is the one ``tilelang-paddle selftest`` serves a bundle on."""
+    from tilelang.paddle_runtime.selftest.paddle_checks import compiler_free_env as slim_env
 
-    bin_dir = tmp_path / "slim-bin"
-    bin_dir.mkdir(exist_ok=True)
-    for tool in SLIM_TOOLS:
-        real = shutil.which(tool)
-        if real and not (bin_dir / tool).exists():
-            (bin_dir / tool).symlink_to(real)
-    (tmp_path / "no-cuda").mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k not in ("CC", "CXX", "CUDA_PATH")}
-    env.update(PATH=str(bin_dir), CUDA_HOME=str(tmp_path / "no-cuda"))
-    found = [c for c in COMPILERS if shutil.which(c, path=env["PATH"])]
-    assert not found, f"compiler-free PATH has {found}"
-    return env
+    return slim_env(tmp_path)
 
 
 def run_bare(code: str, env: dict, cwd: str, timeout: int = 300) -> subprocess.CompletedProcess:

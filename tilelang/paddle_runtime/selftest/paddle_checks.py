@@ -19,7 +19,7 @@ from .gpu_checks import Compiled, Harness, _close
 from .report import Failed, Skip
 
 CPU = dict(target="c", execution_backend="cython")
-#: What a compiler-free host has on PATH in the bundle check (tilelang's import asks a few of them).
+#: What a slim serving image has on PATH: a shell and the basic tools (Paddle's import runs some), no compiler.
 SLIM_TOOLS = ("sh", "cat", "grep", "ls", "uname", "env", "ldconfig", "nproc", "id")
 COMPILERS = ("cc", "gcc", "g++", "c++", "clang", "clang++", "nvcc", "cmake", "ld")
 
@@ -168,7 +168,7 @@ class CpuChecks:
                                   capture_output=True, text=True, timeout=600)
             if proc.returncode:
                 raise Failed(f"tilelang-paddle bundle failed: {_tail(proc)}")
-            env = _compiler_free_env(tmp)
+            env = compiler_free_env(tmp)
             env.update(TILELANG_PADDLE_BUNDLE=out, TILELANG_CACHE_DIR=os.path.join(tmp, "empty-cache"))
             proc = subprocess.run([sys.executable, "-c", _SERVE], capture_output=True, text=True, env=env,
                                   timeout=600, cwd=tmp)
@@ -194,15 +194,19 @@ print(f"served n={n} with no compiler on PATH")
 """
 
 
-def _compiler_free_env(tmp: str) -> dict:
-    """This environment with a PATH of basic tools only, no CC/CXX, and CUDA_HOME an empty directory."""
-    bin_dir, no_cuda = os.path.join(tmp, "slim-bin"), os.path.join(tmp, "no-cuda")
-    os.makedirs(bin_dir)
-    os.makedirs(no_cuda)
+def compiler_free_env(directory) -> dict:
+    """This environment with a PATH of basic tools only, no CC/CXX, and CUDA_HOME an empty directory.
+
+    The PATH is a directory of links made under ``directory``; raises :class:`Failed` if a compiler is still found
+    on it. (The tests' slim hosts use it too.)
+    """
+    bin_dir, no_cuda = os.path.join(directory, "slim-bin"), os.path.join(directory, "no-cuda")
+    os.makedirs(bin_dir, exist_ok=True)
+    os.makedirs(no_cuda, exist_ok=True)
     for tool in SLIM_TOOLS:
-        real = shutil.which(tool)
-        if real:
-            os.symlink(real, os.path.join(bin_dir, tool))
+        real, link = shutil.which(tool), os.path.join(bin_dir, tool)
+        if real and not os.path.lexists(link):
+            os.symlink(real, link)
     env = {k: v for k, v in os.environ.items() if k not in ("CC", "CXX", "CUDA_PATH")}
     env.update(PATH=bin_dir, CUDA_HOME=no_cuda)
     found = [c for c in COMPILERS if shutil.which(c, path=bin_dir)]
