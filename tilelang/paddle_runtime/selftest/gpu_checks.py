@@ -41,13 +41,11 @@ class Harness:
     ``compile(prim_func, out_idx, backend)`` returns a :class:`Compiled` whose
     ``call`` goes through the package's launch runtime on ``driver``;
     ``do_bench(fn, backend, index)`` times ``fn`` in milliseconds.
-    ``framework`` names the framework behind the driver, for the report.
     """
 
     driver: object
     compile: Callable
     do_bench: Callable
-    framework: str
 
 
 def relied_on(driver, *topics: str) -> str:
@@ -60,7 +58,7 @@ def _where(driver, tensor) -> str:
     return f"gpu:{index}" if index >= 0 else "the CPU"
 
 
-def _close(got: np.ndarray, want: np.ndarray, what: str, rtol: float, atol: float, cite: str) -> str:
+def assert_close(got: np.ndarray, want: np.ndarray, what: str, rtol: float, atol: float, cite: str) -> str:
     if got.shape != want.shape:
         raise Failed(f"{what}: shape {got.shape}, expected {want.shape}", cite)
     bad = ~np.isclose(got, want, rtol=rtol, atol=atol)
@@ -138,7 +136,7 @@ class GpuChecks:
         if after != before:
             raise Failed(f"gpu:{before} was current before the call, gpu:{after} after it", relied_on(d, "switch"))
         want = a_np.astype("float32") @ b_np.astype("float32")
-        return _close(self.host(c).astype("float32"), want, f"C = A @ B {GEMM_SHAPE}", 2e-2, 5e-2,
+        return assert_close(self.host(c).astype("float32"), want, f"C = A @ B {GEMM_SHAPE}", 2e-2, 5e-2,
                       relied_on(d, "stream", "allocate"))
 
     def other_gpu_current(self, backend: str) -> str:
@@ -156,7 +154,7 @@ class GpuChecks:
         if d.gpu_of(c) != i:
             raise Failed(f"the output is on {_where(d, c)}, the inputs on gpu:{i}", relied_on(d, "allocate"))
         want = a_np.astype("float32") @ b_np.astype("float32")
-        return _close(self.host(c).astype("float32"), want, f"C = A @ B on gpu:{i}", 2e-2, 5e-2,
+        return assert_close(self.host(c).astype("float32"), want, f"C = A @ B on gpu:{i}", 2e-2, 5e-2,
                       relied_on(d, "switch", "stream"))
 
     def stream_order(self, backend: str) -> str:
@@ -230,7 +228,7 @@ class GpuChecks:
         if np.allclose(got, -want, rtol=2e-2, atol=5e-2) and not np.allclose(got, want, rtol=2e-2, atol=5e-2):
             raise Failed("the replay left C at the product of the input as captured: the kernel ran outside the "
                          "capture (on a stream that was not capturing)", relied_on(d, "graph", "stream"))
-        return _close(got, want, "C after replay with A negated", 2e-2, 5e-2, relied_on(d, "graph", "stream"))
+        return assert_close(got, want, "C after replay with A negated", 2e-2, 5e-2, relied_on(d, "graph", "stream"))
 
     def bench(self, backend: str) -> str:
         d, i, n = self.d, self.index, 16384

@@ -15,7 +15,7 @@ import tempfile
 import numpy as np
 
 from . import kernels as K
-from .gpu_checks import Compiled, Harness, _close
+from .gpu_checks import Compiled, Harness, assert_close
 from .report import Failed, Skip
 
 CPU = dict(target="c", execution_backend="cython")
@@ -37,7 +37,7 @@ def paddle_harness() -> Harness:
     def bench(fn, backend, index):
         return do_bench(fn, backend=backend, device=index)
 
-    return Harness(paddle_driver(), compile_, bench, "paddle")
+    return Harness(paddle_driver(), compile_, bench)
 
 
 def _cxx_or_skip() -> None:
@@ -84,8 +84,8 @@ class CpuChecks:
         if not isinstance(got, (list, tuple)) or len(got) != 2:
             raise Failed(f"expected 2 outputs (P, S), got {type(got).__name__}")
         p, s = (np.asarray(t.numpy()) for t in got)
-        _close(p, a * b, f"first output (out_idx 3: P = A * B, n={n})", 1e-6, 1e-6, "")
-        _close(s, a + b, f"second output (out_idx 2: S = A + B, n={n})", 1e-6, 1e-6, "")
+        assert_close(p, a * b, f"first output (out_idx 3: P = A * B, n={n})", 1e-6, 1e-6, "")
+        assert_close(s, a + b, f"second output (out_idx 2: S = A + B, n={n})", 1e-6, 1e-6, "")
         return f"n={n}"
 
     def fast_path(self) -> str:
@@ -135,9 +135,9 @@ class CpuChecks:
         x.stop_gradient = w.stop_gradient = False
         y = op(x, w)
         (y * r).sum().backward()
-        _close(y.numpy(), x_np @ w_np, f"forward ({M}x{K_} @ {K_}x{N})", 1e-4, 1e-4, "")
-        _close(x.grad.numpy(), r_np @ w_np.T, "gradient of x", 1e-4, 1e-4, "")
-        _close(w.grad.numpy(), x_np.T @ r_np, "gradient of w", 1e-4, 1e-4, "")
+        assert_close(y.numpy(), x_np @ w_np, f"forward ({M}x{K_} @ {K_}x{N})", 1e-4, 1e-4, "")
+        assert_close(x.grad.numpy(), r_np @ w_np.T, "gradient of x", 1e-4, 1e-4, "")
+        assert_close(w.grad.numpy(), x_np.T @ r_np, "gradient of w", 1e-4, 1e-4, "")
         return f"{M}x{K_} @ {K_}x{N}"
 
     def custom_op(self) -> str:
@@ -155,7 +155,7 @@ class CpuChecks:
         x = self.rng.standard_normal((rows, cols)).astype("float32")
         w = self.rng.standard_normal(cols).astype("float32")
         got = op(paddle.to_tensor(x), paddle.to_tensor(w))
-        return _close(got.numpy(), x * w, f"Y = X * W ({rows} rows)", 1e-6, 1e-6, "")
+        return assert_close(got.numpy(), x * w, f"Y = X * W ({rows} rows)", 1e-6, 1e-6, "")
 
     def bundle(self) -> str:
         if self.quick:
@@ -251,7 +251,7 @@ class CudaOpChecks:
         eager = op(tx, tw)
         if not eager.place.is_gpu_place() or eager.place.gpu_device_id() != self.index:
             raise Failed(f"the op's output is on {eager.place}, its inputs on gpu:{self.index}")
-        _close(eager.numpy(), x * w, "eager", 1e-6, 1e-6, "")
+        assert_close(eager.numpy(), x * w, "eager", 1e-6, 1e-6, "")
         static = paddle.jit.to_static(lambda a, b: op(a, b) * 2.0, full_graph=True)
-        _close(static(tx, tw).numpy(), x * w * 2.0, "to_static (full graph), Y * 2", 1e-6, 1e-6, "")
+        assert_close(static(tx, tw).numpy(), x * w * 2.0, "to_static (full graph), Y * 2", 1e-6, 1e-6, "")
         return f"{rows} rows"
