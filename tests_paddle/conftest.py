@@ -13,7 +13,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -71,26 +70,3 @@ def tilelang_mod():
     import tilelang
 
     return tilelang
-
-
-@contextmanager
-def cuda_link_stub(workdir: Path):
-    """Let Cython-backend CUDA kernels link here, where no driver is installed.
-
-    Those libraries link ``-lcuda``. Without a driver the toolkit's link-time stub
-    (``lib64/stubs/libcuda.so``) stands in; this machine's toolkit lacks it, so an empty
-    library of that name (soname ``libcuda.so.1``) is put on ``LIBRARY_PATH`` while the
-    block runs. It is never loaded: nothing runs here.
-    """
-    (workdir / "stub.c").write_text("int tilelang_paddle_link_stub;\n")
-    subprocess.run(["cc", "-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", str(workdir / "libcuda.so"),
-                    str(workdir / "stub.c")], check=True)
-    old = os.environ.get("LIBRARY_PATH")
-    os.environ["LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(workdir), old]))
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ["LIBRARY_PATH"]
-        else:
-            os.environ["LIBRARY_PATH"] = old

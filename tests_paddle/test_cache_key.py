@@ -108,7 +108,7 @@ def test_the_key_fields_name_each_tool(tmp_path):
         import json, shutil
         import tilelang
         from tvm.target import Target
-        from tilelang.paddle_runtime import toolchain
+        from tilelang.paddle_runtime.cache import toolchain
 
         def fields(target, backend):
             return {"tvm_ffi": toolchain.tvm_ffi_version(),

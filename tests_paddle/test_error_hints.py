@@ -133,33 +133,3 @@ def test_target_cuda_without_a_gpu_names_the_arch_to_pass_and_keeps_the_source_o
     assert "__global__" not in text  # the source is in a file, named
     source = text.split("The generated source is in ", 1)[1].split()[0]
     assert "__global__" in open(source).read()
-
-
-def test_a_cython_cuda_kernel_without_the_driver_says_so(tmp_path):
-    """The Cython backend links CUDA kernels against libcuda: without the NVIDIA driver, say it (here: none)."""
-    import ctypes.util
-
-    if ctypes.util.find_library("cuda"):
-        import pytest
-
-        pytest.skip("this machine has libcuda (the NVIDIA driver)")
-    proc = run_python("""
-        import paddle, tilelang, tilelang.language as T
-
-        @T.prim_func
-        def main(A: T.Tensor((128,), "float32")):
-            with T.Kernel(1, threads=128) as bx:
-                for i in T.Parallel(128):
-                    A[i] = 1.0
-
-        try:
-            tilelang.compile(main, target={"kind": "cuda", "arch": "sm_90a"}, execution_backend="cython")
-        except RuntimeError as exc:
-            print("ERROR", exc)
-    """)
-    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert "ERROR Compiling the kernel library failed:" in proc.stdout
-    assert "cannot find -lcuda" in proc.stdout
-    assert ("the Cython backend links CUDA kernels against the NVIDIA driver's libcuda, which this machine lacks"
-            in proc.stdout)
-    assert "The generated source is in " in proc.stdout and "extern \"C\"" not in proc.stdout

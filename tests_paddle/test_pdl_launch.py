@@ -19,7 +19,6 @@ import pytest
 import tilelang
 import tilelang.language as T
 
-from conftest import cuda_link_stub
 
 NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
 HAS_GPU = paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
@@ -47,13 +46,8 @@ def scale(n, wait=False, cluster=None):
 @pytest.fixture(scope="module")
 def build(tmp_path_factory):
     """Compile with the Cython backend (its C++ wrapper holds the launch code)."""
-    stub_dir = tmp_path_factory.mktemp("libcuda_stub")
-
     def compile_(prog):
-        if HAS_GPU:
-            return tilelang.compile(prog, target=TARGET, execution_backend="cython")
-        with cuda_link_stub(stub_dir):
-            return tilelang.compile(prog, target=TARGET, execution_backend="cython")
+        return tilelang.compile(prog, target=TARGET, execution_backend="cython")  # links without the driver here
 
     return compile_
 

@@ -27,7 +27,7 @@ except ModuleNotFoundError:  # Python 3.10: the same parser as a package (a buil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..tilelang_paddle.bundle import sha256_file  # one file hash for the pin, bundles and op caches
+from ..tilelang_paddle.digest import sha256_file
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PIN_FILE = REPO_ROOT / "3rdparty" / "upstream.toml"

@@ -1,25 +1,29 @@
 """``tilelang-paddle bundle OUT --run MODULE:FUNCTION``: every kernel a job compiles, in one directory.
 
-Each ``--run`` runs in a fresh process with a fresh private kernel cache (so
-every kernel it uses is compiled there, none comes from this machine's
-cache or from other bundles) and ``TILELANG_PADDLE_BUNDLE_RECORD`` naming a
-file where TileLang's kernel cache lists every kernel looked up (patch 0037).
-Afterwards each recorded kernel's cache entry is copied to
-``OUT/kernels/<bundle key>/`` and ``OUT/manifest.json`` lists, per kernel, its
-name, key fields (target and arch, backend, versions, toolchain) and every
-file's sha256, and for the bundle the versions it was made with. The manifest
-is written last, replacing an earlier one of ours; entries already in ``OUT`` are kept.
-An ``OUT`` that is a file, or holds a ``manifest.json`` that is not a bundle of
-ours, is refused before anything compiles.
-Operators ``tilelang.paddle.custom_op`` builds in its default op cache (no
-``directory=``) are built into a private one too and copied whole to
-``OUT/ops/<op>-<digest>/``. Serving reads it all with ``TILELANG_PADDLE_BUNDLE=OUT``
-(tilelang/paddle_runtime/bundle.py for kernels, ``custom_op`` for operators).
+``OUT`` is checked first: a file, a ``manifest.json`` that is not a bundle of
+ours, or a directory that cannot be written is refused, naming the path,
+before anything compiles. Each ``--run`` then runs in a fresh process with a
+fresh private kernel cache (so every kernel it uses is compiled there, none
+comes from this machine's cache or from other bundles) and
+``TILELANG_PADDLE_BUNDLE_RECORD`` naming a file where TileLang's kernel cache
+and tuner list every key looked up.
+
+Afterwards, under a lock on ``OUT`` (``OUT/.bundle.lock``), the manifest is
+read again, each recorded kernel's entry is copied to ``OUT/kernels/<key>/``
+and each tuned kernel's to ``OUT/autotune/<key>/`` (an intact entry already
+there is kept: the same key is the same kernel), and the merged manifest
+replaces the old one atomically. Several runs into one ``OUT`` (parallel CI
+jobs) therefore all end up listed, and a run killed midway leaves the last
+manifest, whose files are all in place (an entry is copied beside its final
+name and renamed into it before the manifest names it). Operators
+``tilelang.paddle.custom_op`` built in its default op cache are copied to
+``OUT/ops/<op>-<digest>/`` the same way. Serving reads it all with
+``TILELANG_PADDLE_BUNDLE=OUT`` (``tilelang.paddle_runtime.cache.bundle`` for
+kernels, ``custom_op`` for operators).
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import json
 import os
@@ -27,9 +31,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-
-#: The manifest's format; the reader (tilelang/paddle_runtime/bundle.py) imports it and the helpers below.
-FORMAT = 1
 
 _RUNNER = """
 import importlib, sys
@@ -40,157 +41,168 @@ getattr(importlib.import_module(module), function)()
 """
 
 
-def sha256_file(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def target_text(target) -> str:
-    """``cuda sm_90a`` / ``c`` from a target as the manifest stores it (its JSON or its string)."""
-    text = str(target)
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text.split(" -keys")[0]
-    return " ".join(str(p) for p in (data.get("kind", "?"), data.get("arch")) if p)
+def _fail(message: str) -> SystemExit:
+    return SystemExit(f"tilelang-paddle bundle: {message}")
 
 
 def _run(spec: str, cache: str, record: str, ops: str) -> None:
     module, sep, function = spec.partition(":")
     if not (sep and module and function):
-        raise SystemExit(f"tilelang-paddle bundle: --run expects MODULE:FUNCTION, got {spec!r}")
+        raise _fail(f"--run expects MODULE:FUNCTION, got {spec!r}")
     env = {k: v for k, v in os.environ.items() if k != "TILELANG_PADDLE_BUNDLE"}
     env.update({"TILELANG_CACHE_DIR": cache, "TILELANG_PADDLE_BUNDLE_RECORD": record, "TILELANG_PADDLE_OP_CACHE": ops})
     # The runner runs in the current directory, which is first on its path (python -c), as for `python -m`.
     proc = subprocess.run([sys.executable, "-c", _RUNNER, spec], env=env)
     if proc.returncode:
-        raise SystemExit(f"tilelang-paddle bundle: --run {spec} failed (exit status {proc.returncode}); "
-                         "nothing was written")
+        raise _fail(f"--run {spec} failed (exit status {proc.returncode}); nothing was written")
 
 
-def _entry_dir(cache: str, key: str) -> str | None:
-    """The run's writable-cache entry of ``key``: ``.../kernels/<key>.<tools digest>`` (one toolchain per run)."""
-    for dirpath, dirnames, _ in os.walk(cache):
-        if os.path.basename(dirpath) == "kernels":
-            for name in dirnames:
-                if name.startswith(key + "."):
-                    return os.path.join(dirpath, name)
-    return None
-
-
-def _copy_ops(ops: str, dst_root: str) -> list:
-    """Every complete operator directory the runs built under the default op cache (``custom_op`` without
-    ``directory=``), copied to ``OUT/ops/<op>-<digest>/`` with its manifest; lock files are left behind."""
-    copied = []
-    for sub in sorted(os.listdir(ops)) if os.path.isdir(ops) else []:
-        src = os.path.join(ops, sub)
-        op = sub.rsplit("-", 1)[0]
-        if not os.path.isfile(os.path.join(src, op, "tilelang_op.json")):  # a build that did not finish
-            continue
-        dst = os.path.join(dst_root, sub)
-        if os.path.exists(dst):
-            shutil.rmtree(dst)
-        shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".tilelang-op-*.lock"))
-        copied.append(sub)
-    return copied
-
-
-def _copy_autotune(cache: str, dst_root: str) -> dict:
-    """Every finished autotune result in the runs' private cache (``.../autotuner/<key>/``, upstream's layout),
-    copied to ``OUT/autotune/<key>/``; returns ``{key: {"files": {relative path: sha256}}}``."""
-    tuned = {}
-    for dirpath, dirnames, _ in os.walk(cache):
-        if os.path.basename(dirpath) != "autotuner":
-            continue
-        for key in dirnames:
-            if key.startswith("."):  # upstream's staging area
-                continue
-            src, dst = os.path.join(dirpath, key), os.path.join(dst_root, key)
-            if os.path.exists(dst):
-                shutil.rmtree(dst)
-            shutil.copytree(src, dst)
-            files = {}
-            for d, _, names in os.walk(dst):
-                for name in names:
-                    path = os.path.join(d, name)
-                    files[os.path.relpath(path, dst)] = sha256_file(path)
-            tuned[key] = {"files": dict(sorted(files.items()))}
-        dirnames[:] = []
-    return tuned
-
-
-def _existing(out: str) -> dict:
-    """The manifest already in ``OUT`` (empty for a new bundle); refuses an ``OUT`` that is not ours to write."""
+def _check_out(out: str, manifest) -> None:
+    """Refuse, before anything compiles, an ``OUT`` that is a file, holds a foreign manifest or cannot be written."""
     if os.path.exists(out) and not os.path.isdir(out):
-        raise SystemExit(f"tilelang-paddle bundle: OUT {out} is a file, not a directory; nothing was compiled. "
-                         "Name a new or an existing bundle directory")
-    path = os.path.join(out, "manifest.json")
-    if not os.path.exists(path):
-        return {}
+        raise _fail(f"OUT {out} is a file, not a directory; nothing was compiled. Name a new or an existing bundle "
+                    "directory")
+    _existing(out, manifest)
     try:
-        with open(path) as f:
-            old = json.load(f)
+        os.makedirs(out, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-check-", dir=out)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise _fail(f"OUT {out} cannot be written ({exc.strerror or exc}); nothing was compiled. Name a directory "
+                    "you can write") from None
+
+
+def _existing(out: str, manifest) -> dict:
+    """The manifest in ``OUT`` (empty for a new bundle); refuses one that is not ours to write."""
+    path = os.path.join(out, manifest.NAME)
+    try:
+        data = manifest.read(out)
     except (OSError, ValueError) as exc:
-        old, why = None, f"it cannot be read as JSON ({exc})"
-    else:
-        why = f"its format is {old.get('format')!r}, ours is {FORMAT}" if isinstance(old, dict) else "not an object"
-    if not (isinstance(old, dict) and old.get("format") == FORMAT and isinstance(old.get("entries"), dict)):
-        raise SystemExit(f"tilelang-paddle bundle: {path} is not a tilelang-paddle bundle manifest ({why}); it was "
-                         "left as it is and nothing was compiled. Name another OUT directory")
-    return old
+        raise _fail(f"{path} is not a tilelang-paddle bundle manifest ({exc}); it was left as it is and nothing "
+                    "was compiled. Name another OUT directory") from None
+    return data or {}
 
 
-def build(out: str, runs: list[str]) -> int:
-    out = os.path.abspath(out)
-    old = _existing(out)
-    records = []
-    with tempfile.TemporaryDirectory(prefix="tilelang-bundle-") as tmp:
-        cache, record, ops = (os.path.join(tmp, n) for n in ("cache", "record.jsonl", "ops"))
-        for spec in runs:
-            _run(spec, cache, record, ops)
-        if os.path.exists(record):
-            with open(record) as f:
-                records = [json.loads(line) for line in f if line.strip()]
-        manifest_path = os.path.join(out, "manifest.json")
-        entries, tuned = old.get("entries", {}), old.get("autotune", {})
-        os.makedirs(os.path.join(out, "kernels"), exist_ok=True)
-        added = 0
-        kernels = [rec for rec in records if "bundle_key" in rec]
-        for rec in kernels:
-            bkey = rec["bundle_key"]
-            src = _entry_dir(cache, bkey)
-            if src is None:
-                raise SystemExit(f"tilelang-paddle bundle: kernel {rec['name']} was used but is not in the private "
-                                 f"cache (was its cache write refused, or TILELANG_DISABLE_CACHE set?)")
-            dst = os.path.join(out, "kernels", bkey)
-            if os.path.exists(dst):
-                shutil.rmtree(dst)
-            shutil.copytree(src, dst)
-            files = {name: sha256_file(os.path.join(dst, name)) for name in sorted(os.listdir(dst))
-                     if os.path.isfile(os.path.join(dst, name))}
-            added += bkey not in entries
-            entries[bkey] = {"name": rec["name"], "label": rec.get("label"), "fields": rec["fields"], "files": files}
-        op_dirs = _copy_ops(ops, os.path.join(out, "ops"))
-        tuned_here = _copy_autotune(cache, os.path.join(out, "autotune"))
-        for rec in records:  # the kernel's name and key fields, for the serving side's refusal
-            if rec.get("autotune_key") in tuned_here:
-                tuned_here[rec["autotune_key"]].update(name=rec["name"], fields=rec["fields"])
-        tuned.update(tuned_here)
+def _files(root: str) -> dict:
+    files = {}
+    for d, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(d, name)
+            files[os.path.relpath(path, root)] = path
+    return dict(sorted(files.items()))
+
+
+def _intact(dst: str, listed: dict | None, manifest) -> bool:
+    files = (listed or {}).get("files") or {}
+    try:
+        return bool(files) and all(manifest.sha256_file(os.path.join(dst, n)) == d for n, d in files.items())
+    except OSError:
+        return False
+
+
+def _place(src: str, dst: str, listed: dict | None, manifest, ignore=None) -> dict:
+    """``src`` copied to ``dst`` (beside it first, then renamed in) unless ``listed`` says ``dst`` is intact;
+    returns ``{relative path: sha256}`` of ``dst``."""
+    if not _intact(dst, listed, manifest):
+        staged = os.path.join(os.path.dirname(dst), f".{os.path.basename(dst)}.{os.getpid()}")
+        shutil.rmtree(staged, ignore_errors=True)
+        shutil.copytree(src, staged, ignore=ignore)
+        shutil.rmtree(dst, ignore_errors=True)
+        os.rename(staged, dst)
+    return {name: manifest.sha256_file(path) for name, path in _files(dst).items()}
+
+
+def _entry_dirs(cache: str, kind: str) -> dict:
+    """``{key: directory}`` of the run's writable entries under ``.../<kind>/<key>.<tools digest>`` (one
+    toolchain per run); upstream's staging and lock directories start with a dot."""
+    found = {}
+    for dirpath, dirnames, _ in os.walk(cache):
+        if os.path.basename(dirpath) == kind:
+            for name in dirnames:
+                if not name.startswith("."):
+                    found[name.rsplit(".", 1)[0]] = os.path.join(dirpath, name)
+            dirnames[:] = []
+    return found
+
+
+def _ops(ops: str) -> list:
+    """The complete operator directories the runs built under the default op cache (``custom_op`` without
+    ``directory=``)."""
+    done = []
+    for sub in sorted(os.listdir(ops)) if os.path.isdir(ops) else []:
+        op = sub.rsplit("-", 1)[0]
+        if os.path.isfile(os.path.join(ops, sub, op, "tilelang_op.json")):  # else a build that did not finish
+            done.append(sub)
+    return done
+
+
+def _versions() -> dict:
     versions = {}
     for dist in ("tilelang-paddle", "apache-tvm-ffi", "paddlepaddle", "paddlepaddle-gpu"):
         try:
             versions[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
             pass
-    manifest = {"format": FORMAT, "made_with": versions, "entries": entries, "autotune": tuned}
-    tmp_manifest = os.path.join(out, ".manifest.json.tmp")
-    with open(tmp_manifest, "w") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
-    os.replace(tmp_manifest, manifest_path)
-    targets = sorted({target_text(e["fields"].get("target", "?")) for e in entries.values()})
+    return versions
+
+
+def _write(out: str, manifest, data: dict) -> None:
+    tmp = os.path.join(out, f".{manifest.NAME}.{os.getpid()}.tmp")
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, os.path.join(out, manifest.NAME))
+
+
+def build(out: str, runs: list[str]) -> int:
+    from tilelang.paddle_runtime.cache import manifest
+    from tilelang.paddle_runtime.file_lock import FileLock
+
+    out = os.path.abspath(out)
+    _check_out(out, manifest)
+    with tempfile.TemporaryDirectory(prefix="tilelang-bundle-") as tmp:
+        cache, record, ops = (os.path.join(tmp, n) for n in ("cache", "record.jsonl", "ops"))
+        for spec in runs:
+            _run(spec, cache, record, ops)
+        records = []
+        if os.path.exists(record):
+            with open(record) as f:
+                records = [json.loads(line) for line in f if line.strip()]
+        kernels = [rec for rec in records if "bundle_key" in rec]
+        built, tuned_here = _entry_dirs(cache, "kernels"), _entry_dirs(cache, "autotuner")
+        for rec in kernels:
+            if rec["bundle_key"] not in built:
+                raise _fail(f"kernel {rec['name']} was used but is not in the private cache (was its cache write "
+                            "refused, or TILELANG_DISABLE_CACHE set?)")
+        with FileLock(os.path.join(out, ".bundle.lock"), what="writing a bundle"):
+            old = _existing(out, manifest)  # another run may have written it since the check
+            entries, tuned = old.get("entries", {}), old.get("autotune", {})
+            os.makedirs(os.path.join(out, "kernels"), exist_ok=True)
+            added = sum(rec["bundle_key"] not in entries for rec in {r["bundle_key"]: r for r in kernels}.values())
+            for rec in kernels:
+                key = rec["bundle_key"]
+                files = _place(built[key], os.path.join(out, "kernels", key), entries.get(key), manifest)
+                entries[key] = {"name": rec["name"], "label": rec.get("label"), "fields": rec["fields"],
+                                "files": files}
+            names = {rec["autotune_key"]: rec for rec in records if "autotune_key" in rec}
+            os.makedirs(os.path.join(out, "autotune"), exist_ok=True)
+            for key, src in tuned_here.items():
+                files = _place(src, os.path.join(out, "autotune", key), tuned.get(key), manifest)
+                rec = names.get(key, {})
+                tuned[key] = {"name": rec.get("name"), "fields": rec.get("fields", {}), "files": files}
+            op_dirs = _ops(ops)
+            if op_dirs:
+                os.makedirs(os.path.join(out, "ops"), exist_ok=True)
+            for sub in op_dirs:
+                dst = os.path.join(out, "ops", sub)
+                if not os.path.isdir(dst):  # <op>-<digest>: the same name is the same operator
+                    _place(os.path.join(ops, sub), dst, None, manifest,
+                           ignore=shutil.ignore_patterns(".tilelang-op-*.lock"))
+            _write(out, manifest, {"format": manifest.FORMAT, "made_with": _versions(), "entries": entries,
+                                   "autotune": tuned})
+    targets = sorted({manifest.target_text(e["fields"].get("target", "?")) for e in entries.values()})
     print(f"tilelang-paddle bundle: {out}: {len(entries)} kernel(s) ({added} new, from {len(kernels)} lookups); "
           f"targets: {', '.join(targets) or 'none'}; {len(op_dirs)} custom operator(s) copied; "
           f"{len(tuned)} autotune result(s)")

@@ -72,27 +72,44 @@ def _cmake() -> str:
             "not found: needed only to build this package from source (pip install from a clone or sdist)")
 
 
+def _manifest_module():
+    """The runtime's bundle manifest module, loaded from its file: importing ``tilelang`` runs its set-up (Paddle,
+    the CUDA runtime), which may be what is broken; the module itself needs only the standard library."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("tilelang")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = os.path.join(list(spec.submodule_search_locations)[0], "paddle_runtime", "cache", "manifest.py")
+    module_spec = importlib.util.spec_from_file_location("_tilelang_paddle_manifest", path)
+    if module_spec is None or not os.path.isfile(path):
+        return None
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module
+
+
 def _bundles(raw: str | None) -> list[tuple[str, str]]:
     """One row per directory of TILELANG_PADDLE_BUNDLE: its kernels and targets, or why it is not usable."""
-    from .bundle import FORMAT, target_text
-
     if not raw:
         return [("bundles", "none (TILELANG_PADDLE_BUNDLE unset: kernels come from the cache or a compile)")]
+    manifest = _manifest_module()
+    if manifest is None:
+        return [("bundles", f"{raw}: cannot be read: the tilelang package is not installed")]
     rows = []
     for i, root in enumerate(filter(None, (p.strip() for p in raw.split(os.pathsep))), 1):
-        path = os.path.join(root, "manifest.json")
+        path = os.path.join(root, manifest.NAME)
         try:
-            with open(path) as f:
-                data = json.load(f)
+            data = manifest.read(root)
         except (OSError, ValueError) as exc:
-            rows.append((f"bundle {i}", f"{root}: NOT USABLE, cannot read {path} ({_first_line(exc)})"))
+            rows.append((f"bundle {i}", f"{root}: NOT USABLE, {path} is not a tilelang-paddle bundle manifest "
+                                        f"({_first_line(exc)})"))
             continue
-        if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("entries"), dict):
-            rows.append((f"bundle {i}", f"{root}: NOT USABLE, {path} is not a tilelang-paddle bundle manifest of format "
-                                   f"{FORMAT}"))
+        if data is None:
+            rows.append((f"bundle {i}", f"{root}: NOT USABLE, {path} is missing"))
             continue
         entries = data["entries"]
-        targets = sorted({target_text(e.get("fields", {}).get("target", "?")) for e in entries.values()})
+        targets = sorted({manifest.target_text(e.get("fields", {}).get("target", "?")) for e in entries.values()})
         made = (data.get("made_with") or {}).get("tilelang-paddle", "?")
         here = _version("tilelang-paddle")
         note = "" if made == here else f"; made with tilelang-paddle {made}, this is {here}: its kernels will not match"

@@ -185,7 +185,8 @@ def _op_source(forward, *, name: str, backward=None):
 def _default_directory(op: str, digest: str, cuda: bool, kernel_files: list) -> Path:
     """The op's directory: a complete one in a bundle's ``ops/`` (``TILELANG_PADDLE_BUNDLE``), loaded without
     writing, else the writable op cache's."""
-    from tilelang.paddle_runtime import bundle, settings
+    from tilelang.paddle_runtime import settings
+    from tilelang.paddle_runtime.cache import bundle
 
     sub = f"{op}-{digest[:16]}"
     for root in bundle.bundle_dirs():

@@ -49,7 +49,7 @@ import tempfile
 from pathlib import Path
 
 from tilelang.paddle_runtime.file_lock import UNWRITABLE, FileLock
-from tilelang_paddle.bundle import sha256_file
+from tilelang_paddle.digest import sha256_file
 
 logger = logging.getLogger("tilelang.paddle")
 

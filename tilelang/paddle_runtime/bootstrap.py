@@ -119,4 +119,5 @@ def install(module_globals: dict) -> None:
     # What every kernel lookup and Cython-backend call uses, imported now, with the rest of `tilelang`: imported
     # at the first compile instead, inside `tilelang`, each import paid a pass of Paddle's torch-proxy guard over
     # sys.modules, about 20 ms in all on the first kernel a serving process loads (docs/performance.md).
-    from . import bundle, fast_launch, signature  # noqa: F401
+    from . import fast_launch, signature  # noqa: F401
+    from .cache import bundle  # noqa: F401

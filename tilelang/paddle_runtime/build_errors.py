@@ -4,14 +4,12 @@ Upstream puts the whole generated CUDA/C++ source into the exception (hundreds
 of lines before the one that matters). Patches 0027 (``contrib/nvcc.py``,
 device code) and 0028 (``jit/adapter/libgen.py``, the Cython backend's host
 library) raise :func:`compile_failed` instead: the compiler's own output, the
-command, the path of a file holding the source, and a hint for the two
-failures a newcomer meets first on a machine without a GPU:
-
-- ``nvcc fatal : Unsupported gpu architecture 'sm_50'``: ``target="cuda"``
-  with no GPU to detect the architecture from (TileLang then falls back to
-  an architecture CUDA 13 no longer supports);
-- ``cannot find -lcuda``: the Cython backend links CUDA kernels against the
-  NVIDIA driver's ``libcuda``, which a machine without the driver lacks.
+command, the path of a file holding the source, and a hint for the failure a
+newcomer meets first on a machine without a GPU: ``nvcc fatal : Unsupported
+gpu architecture 'sm_50'``, from ``target="cuda"`` with no GPU to detect the
+architecture from (TileLang then falls back to an architecture CUDA 13 no
+longer supports). (The Cython backend's ``-lcuda`` links without the driver:
+:mod:`.cuda_link`.)
 """
 
 from __future__ import annotations
@@ -25,10 +23,6 @@ _HINTS = (
      "nvcc has no target {0}: TileLang picks the architecture of the GPU it sees, and without one it fell back to "
      "{0}. Pass the GPU's architecture: target={{\"kind\": \"cuda\", \"arch\": \"sm_90a\"}} (H100/H200), "
      "\"sm_80\" (A100), \"sm_89\" (L40/4090), \"sm_100a\" (B200)"),
-    (re.compile(r"cannot find -lcuda\b"),
-     "the Cython backend links CUDA kernels against the NVIDIA driver's libcuda, which this machine lacks. Install "
-     "the NVIDIA driver to run kernels here; to compile only, use execution_backend=\"tvm_ffi\" (no link against "
-     "the driver)"),
 )
 
 
@@ -54,7 +48,7 @@ def compile_failed(what: str, output: str, command, code: str, suffix: str) -> R
 
 def no_cxx_compiler(func) -> RuntimeError:
     """A Cython-backend compile on a host without a C++ compiler (patch 0040): which one, and the bundles."""
-    from . import bundle
+    from .cache import bundle
     from .kernel_names import kernel_label
 
     roots = bundle.bundle_dirs()

@@ -14,13 +14,29 @@ tvm_ffi, a rewritten one), without ``orig_func``; :func:`remember` (patch 0045,
 as each ``JITKernel`` is made) keeps the name by the PrimFunc's handle for the
 first, and the kernel leaves it on its adapter for both. A handle reused by a
 later PrimFunc is overwritten when that one's kernel is made, before anything
-reads it.
+reads it. A tuned kernel loaded from a cache or a bundle is built from a
+pickled PrimFunc without ``orig_func``; it is made inside :func:`named`, with
+the decorated function's name.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 _PLAIN = (bool, int, float, str)
 _BY_HANDLE: dict = {}   # PrimFunc handle -> kernel_name, for wrappers without orig_func
+_NAMED: contextvars.ContextVar[str | None] = contextvars.ContextVar("tlp_kernel_named", default=None)
+
+
+@contextlib.contextmanager
+def named(name: str | None):
+    """Kernels made in this block from PrimFuncs that lost their function are called ``name`` (None: unchanged)."""
+    token = _NAMED.set(name)
+    try:
+        yield
+    finally:
+        _NAMED.reset(token)
 
 
 def _handle(func):
@@ -38,7 +54,7 @@ def same_kernel(derived, original):
 def remember(func) -> str:
     """Keep ``func``'s name for other wrappers of the same PrimFunc (patch 0045); return it."""
     name = kernel_name(func)
-    if getattr(func, "orig_func", None) is not None:
+    if getattr(func, "orig_func", None) is not None or _NAMED.get():
         _BY_HANDLE[_handle(func)] = name
     return name
 
@@ -51,7 +67,7 @@ def kernel_name(func) -> str:
         if len(parts) > 1:
             return parts[-2].rsplit(".", 1)[-1]
         return getattr(orig, "__name__", None) or "<unknown>"
-    known = _BY_HANDLE.get(_handle(func))
+    known = _BY_HANDLE.get(_handle(func)) or _NAMED.get()
     if known is not None:
         return known
     from tilelang.utils.language import get_prim_func_name

@@ -252,7 +252,7 @@ def of(adapter, *, host_call: bool = True) -> KernelSignature:
     sig = getattr(adapter, "_tlp_signature", None)
     if sig is None:
         host = adapter.get_host_source() if host_call else None
-        from .toolchain import target_kind  # upstream's adapters may hold the target as a string
+        from .cache.toolchain import target_kind  # upstream's adapters may hold the target as a string
 
         sig = build(adapter.prim_func, adapter.result_idx, target_kind(adapter.target), host,
                     getattr(adapter, "_tlp_name", None))

@@ -6,7 +6,7 @@ the staging directory before it (``_create_dirs``, ``os.makedirs(staging_path)``
 on a full disk (ENOSPC), over quota (EDQUOT) or read-only (EROFS) they raise a
 bare ``OSError`` naming no path, and a kernel that compiled fine is lost; a
 write that fails inside the ``try`` logs a traceback naming no path either. The
-save now goes through ``tilelang.paddle_runtime.cache_write.save_or_warn``,
+save now goes through ``tilelang.paddle_runtime.cache.entries.save_or_warn``,
 which warns once per cache directory, naming it and the reason, and the
 kernel is returned uncached; the adapter is not pointed at a cache entry that
 does not exist. Applies after 0024 (its indentation).
@@ -36,13 +36,13 @@ PATCH = Patch(
         Edit(FAILED,
              "        except Exception as _tlp_exc:\n"
              "            shutil.rmtree(staging_path, ignore_errors=True)\n"
-             "            from tilelang.paddle_runtime.cache_write import unwritable as _tlp_unwritable\n\n"
+             "            from tilelang.paddle_runtime.cache.entries import unwritable as _tlp_unwritable\n\n"
              "            if _tlp_unwritable(_tlp_exc):\n"
              "                raise\n"
              '            self.logger.exception("Error during atomic cache save")\n'),
         Edit(SAVE,
              "                cache_path = self._get_cache_path(key)\n"
-             "                from tilelang.paddle_runtime.cache_write import save_or_warn as _tlp_save_or_warn\n\n"
+             "                from tilelang.paddle_runtime.cache.entries import save_or_warn as _tlp_save_or_warn\n\n"
              "                if _tlp_save_or_warn(lambda: self._save_kernel_to_disk(key, kernel, func, verbose),\n"
              "                                     cache_path, self._get_cache_root()):\n"
              "                    # Set cache path on adapter so it can save cubin after first execution\n"

@@ -3,7 +3,7 @@
 File: tilelang/cache/kernel_cache.py. Upstream's ``cached`` looks in memory,
 then in its one writable disk cache, then compiles; a serving image with no
 compiler and an empty cache can only compile. Between the memory and the disk
-lookup, ``tilelang.paddle_runtime.bundle.load`` now returns the kernel from the
+lookup, ``tilelang.paddle_runtime.cache.bundle.load`` now returns the kernel from the
 first bundle holding it intact (its files match the manifest's sha256), loaded
 in place and never written; otherwise the lookup goes on as upstream's. It also
 records lookups for ``tilelang-paddle bundle``. Needs patch 0036 (the key's
@@ -24,7 +24,7 @@ PATCH = Patch(
            "serve them",
     edits=(
         Edit(ANCHOR,
-             "        from tilelang.paddle_runtime import bundle as _tlp_bundle  # tilelang-paddle patch 0037\n\n"
+             "        from tilelang.paddle_runtime.cache import bundle as _tlp_bundle  # tilelang-paddle patch 0037\n\n"
              "        kernel = _tlp_bundle.load(self, key, func, backend_context, out_idx, pass_configs, compile_flags)\n"
              "        if kernel is not None:\n"
              "            with self._lock:\n"

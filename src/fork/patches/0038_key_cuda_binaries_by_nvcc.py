@@ -5,7 +5,7 @@ keeps each nvcc output (cubin/fatbin) under a key of the CUDA source, arch,
 format, options and TileLang's version (``CUDABinaryCache.make_key``). A kernel
 the kernel cache compiles anew after a toolkit change (patch 0036) still got
 the old toolkit's binary from here. The key now also holds
-``tilelang.paddle_runtime.toolchain.nvcc_identity()``.
+``tilelang.paddle_runtime.cache.toolchain.nvcc_identity()``.
 """
 
 from ..patching import Edit, Patch
@@ -20,7 +20,7 @@ PATCH = Patch(
              '        return cls._finalize_key(key_data)\n',
              '            "options": tuple(options or []),\n'
              '        }\n'
-             '        from tilelang.paddle_runtime import toolchain as _tlp_toolchain  # tilelang-paddle patch 0038\n\n'
+             '        from tilelang.paddle_runtime.cache import toolchain as _tlp_toolchain  # tilelang-paddle patch 0038\n\n'
              '        key_data["nvcc"] = _tlp_toolchain.nvcc_identity()\n'
              '        return cls._finalize_key(key_data)\n'),
     ),

@@ -5,7 +5,7 @@ File: tilelang/cache/kernel_cache.py. The kernel caches are made at import
 creates the cache's directories with ``os.makedirs``: a ``TILELANG_CACHE_DIR``
 on a fresh read-only mount (``OSError: [Errno 30] Read-only file system``),
 under ``/proc`` (``FileNotFoundError``) or without permission failed the
-import itself. ``tilelang.paddle_runtime.cache_write.create_dirs_or_fall_back``
+import itself. ``tilelang.paddle_runtime.cache.entries.create_dirs_or_fall_back``
 runs the same creation and, where the disk refuses, gives the process a
 temporary cache with one warning naming the directory and the reason.
 """
@@ -20,7 +20,7 @@ PATCH = Patch(
         Edit('                    instance = super().__new__(cls)\n'
              '                    KernelCache._create_dirs()\n',
              '                    instance = super().__new__(cls)\n'
-             '                    from tilelang.paddle_runtime.cache_write import create_dirs_or_fall_back\n\n'
+             '                    from tilelang.paddle_runtime.cache.entries import create_dirs_or_fall_back\n\n'
              '                    create_dirs_or_fall_back(KernelCache._create_dirs)  # tilelang-paddle patch 0043\n'),
     ),
     forwarded="no",

@@ -102,6 +102,12 @@ SERIES = [
     # Kernels named by their factory or @tilelang.jit function in argument errors.
     "0045_name_kernels_by_their_factory",
     "0046_name_rewritten_prim_funcs",
+    # Tuned kernels in the kernels' entry model: tools in the entry name, re-checked in memory, locked writes.
+    "0047_one_entry_model_for_tuned_kernels",
+    # A kernel held in memory is rebuilt when its build tools change on disk; hits log at DEBUG.
+    "0048_recheck_tools_on_memory_hits",
+    # Cython-backend CUDA kernels link against a libcuda stub where the driver is absent.
+    "0049_link_cuda_without_a_driver",
 ]
 
 

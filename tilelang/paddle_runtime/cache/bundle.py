@@ -4,45 +4,38 @@
 bundle`` wrote (docs/deploying.md). TileLang's kernel cache asks them first,
 before its writable cache, and never writes into them (a read-only mount works):
 
-- A bundle is ``DIR/manifest.json`` and ``DIR/kernels/<key>/``, one directory
-  per kernel, copied from a compile's cache entry. ``<key>`` is the kernel's
-  cache key, which leaves the build tools (the host compiler, nvcc, NVRTC) to
-  the writable cache's directory name (:func:`.toolchain.cache_path`): they are
-  needed to make a kernel, not to load one, and a serving image often has
-  none, so a bundle hit asks none of them. Every field of the key must match:
-  the program, target and arch, backend, pass configs, TileLang, our build and
-  tvm-ffi (docs/kernel-cache.md).
+- A bundle is ``DIR/manifest.json`` (:mod:`.manifest`), ``DIR/kernels/<key>/``
+  and ``DIR/autotune/<key>/``, one directory per kernel or tuned kernel,
+  copied from a run's writable entries. ``<key>`` is the entry's key
+  (:mod:`.key`), without the build tools that name writable entries: they
+  are needed to make a kernel, not to load one, and a serving image often has
+  none, so a bundle hit asks none of them. Every field of the key must match
+  (docs/kernel-cache.md).
 - Each entry's files are checked against the manifest's sha256 once per
   process before the first load; a missing or changed file skips the entry
   (one warning naming it), and the kernel falls through to the writable cache
   and a compile.
 - Where the kernel is in no bundle and the compiler it needs is absent, the
   lookup raises at once, naming the kernel, the bundles, the fields in which
-  their kernels of that name differ (or why its entry did not load), and their
-  targets: a compile could only fail later, with a message about a missing
-  compiler.
-
-``TILELANG_PADDLE_BUNDLE_RECORD`` (set by the bundle command in the process it
-runs) appends every kernel looked up to a JSON-lines file.
+  their kernels of that name differ, one short line each (or why its entry
+  did not load), and their targets: a compile could only fail later, with a
+  message about a missing compiler.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 import threading
 
+from ..kernel_names import kernel_label, kernel_name
+from ..settings import BUNDLE
+from . import key as _key
+from . import manifest as _manifest
 from . import toolchain as _toolchain
-from .kernel_names import kernel_label, kernel_name
-from .settings import BUNDLE
 
 logger = logging.getLogger("tilelang.paddle_runtime")
-
-from tilelang_paddle.bundle import FORMAT, sha256_file, target_text  # the writer's (the same wheel's)
-
-RECORD = "TILELANG_PADDLE_BUNDLE_RECORD"
 
 _CHECKED: dict = {}      # (root, key) -> None when the files match, else the problem
 _WARNED: set = set()
@@ -68,17 +61,14 @@ def _warn_once(what: str, message: str, *args) -> None:
 
 @functools.lru_cache(maxsize=16)
 def manifest(root: str) -> dict | None:
-    path = os.path.join(root, "manifest.json")
+    path = os.path.join(root, _manifest.NAME)
     try:
-        with open(path) as f:
-            data = json.load(f)
+        data = _manifest.read(root)
     except (OSError, ValueError) as exc:
-        _warn_once(path, "%s=%s: cannot read %s (%s); it is not used", BUNDLE, root, path, exc)
+        _warn_once(path, "%s=%s: cannot use %s (%s); it is not used", BUNDLE, root, path, exc)
         return None
-    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("entries"), dict):
-        _warn_once(path, "%s: %s is not a tilelang-paddle bundle manifest of format %d; it is not used", BUNDLE,
-                   path, FORMAT)
-        return None
+    if data is None:
+        _warn_once(path, "%s=%s: %s is missing; it is not used", BUNDLE, root, path)
     return data
 
 
@@ -93,7 +83,7 @@ def _problem(root: str, key: str, entry: dict, kind: str = "kernels") -> str | N
     for name, digest in sorted(files.items()):
         path = os.path.join(root, kind, key, name)
         try:
-            if sha256_file(path) != digest:
+            if _manifest.sha256_file(path) != digest:
                 problem = f"{path} does not match its sha256 in the manifest"
                 break
         except OSError as exc:
@@ -128,9 +118,7 @@ def autotune_missing(key: str) -> None:
     """Raise where autotune result ``key`` is in no bundle nor the writable cache and nothing here can compile its
     configs (patch 0039): naming the kernel and the fields in which the bundles' results for it differ."""
     roots = bundle_dirs()
-    from . import autotune_key
-
-    known = autotune_key.fields(key)
+    known = _key.tuned_fields(key)
     if not roots or known is None:
         return
     name, key_data, target, backend = known
@@ -143,7 +131,7 @@ def autotune_missing(key: str) -> None:
     for root in roots:
         for entry in ((manifest(root) or {}).get("autotune") or {}).values():
             if entry.get("name") == name:
-                near.append(_differing_fields(entry.get("fields", {}), key_data)
+                near.append(_manifest.differing_fields(entry.get("fields", {}), key_data)
                             or "no field (the result did not load: see the warning before this error)")
     why = (f"the bundles' results for {name} differ in " + " | ".join(near)) if near else \
         f"the bundles hold no autotune result for {name}"
@@ -151,17 +139,6 @@ def autotune_missing(key: str) -> None:
         f"autotuned kernel {name} is in no bundle of {BUNDLE}={os.pathsep.join(roots)} and this machine cannot "
         f"tune it (no {missing}): {why}. Rebuild the bundle with this release's code (tilelang-paddle bundle), "
         "or install the compiler")
-
-
-def _record(key: str, key_data: dict, func) -> None:
-    path = os.environ.get(RECORD)
-    if not path:
-        return
-    # "bundle_key": the entry's directory in the bundle; in the run's writable cache, <key>.<tools digest>.
-    line = json.dumps({"bundle_key": key, "name": kernel_name(func),
-                       "label": kernel_label(func), "fields": key_data}, sort_keys=True, default=str)
-    with _GUARD, open(path, "a") as f:
-        f.write(line + "\n")
 
 
 def _build(cache, path: str, func, backend_context, out_idx, pass_configs, compile_flags):
@@ -193,22 +170,6 @@ def _missing_tool(tools: dict) -> str | None:
     return None
 
 
-def _differing_fields(bundled: dict, here: dict) -> str:
-    """``field: bundle X, here Y; ...`` for the fields of two keys' data that differ (as the manifest stores them)."""
-    here = json.loads(json.dumps(here, sort_keys=True, default=str))
-    differ = []
-    for field in sorted(set(bundled) | set(here)):
-        b, h = bundled.get(field), here.get(field)
-        if b == h:
-            continue
-        if isinstance(b, list) and isinstance(h, list) and len(b) == len(h):
-            items = [i for i, (x, y) in enumerate(zip(b, h)) if x != y]
-            differ.append(f"{field}: item(s) {', '.join(map(str, items))} of {len(h)}")
-        else:
-            differ.append(f"{field}: bundle {b!r}, here {h!r}")
-    return "; ".join(differ)
-
-
 def _refuse(key_data: dict, func, roots: tuple, missing: str, failed: list) -> None:
     name = kernel_name(func)
     near, targets = [], set()
@@ -216,9 +177,9 @@ def _refuse(key_data: dict, func, roots: tuple, missing: str, failed: list) -> N
         data = manifest(root) or {"entries": {}}
         for entry in data["entries"].values():
             fields = entry.get("fields", {})
-            targets.add(target_text(fields.get("target", "?")))
+            targets.add(_manifest.target_text(fields.get("target", "?")))
             if entry.get("name") == name:
-                near.append(_differing_fields(fields, key_data))
+                near.append(_manifest.differing_fields(fields, key_data))
     held = ", ".join(sorted(targets)) or "nothing"
     if failed:
         why = "its bundle entry did not load: " + " | ".join(failed)
@@ -235,10 +196,11 @@ def _refuse(key_data: dict, func, roots: tuple, missing: str, failed: list) -> N
 def load(cache, key: str, func, backend_context, out_idx, pass_configs, compile_flags):
     """The kernel from the first bundle that holds ``key``'s kernel intact, or None (patch 0037)."""
     roots = bundle_dirs()
-    key_data = _toolchain.LAST_KEY_DATA.get()
-    if key_data is None or not (roots or os.environ.get(RECORD)):
+    key_data = _key.LAST_KEY_DATA.get()
+    if key_data is None or not (roots or os.environ.get(_key.RECORD)):
         return None  # no bundle in use: nothing to compute
-    _record(key, key_data, func)
+    # "bundle_key": the entry's directory in the bundle; in the run's writable cache, <key>.<tools digest>.
+    _key.record({"bundle_key": key, "name": kernel_name(func), "label": kernel_label(func), "fields": key_data})
     if not roots:
         return None
     failed = []
@@ -259,7 +221,7 @@ def load(cache, key: str, func, backend_context, out_idx, pass_configs, compile_
             _warn_once(f"{root}/{key}", "bundle entry %s of %s failed to load (%s: %s); skipping it", key[:16],
                        root, type(exc).__name__, exc)
             failed.append(f"{os.path.join(root, 'kernels', key)}: {type(exc).__name__}: {exc}")
-    missing = _missing_tool(_toolchain.tools_for(key))
+    missing = _missing_tool(_toolchain.build_tools(*_key.built_by(key)))
     if missing:
         _refuse(key_data, func, roots, missing, failed)
     return None
