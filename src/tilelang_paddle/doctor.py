@@ -101,9 +101,11 @@ def _bundles(raw: str | None) -> list[tuple[str, str]]:
         path = os.path.join(root, manifest.NAME)
         try:
             data = manifest.read(root)
-        except (OSError, ValueError) as exc:
-            rows.append((f"bundle {i}", f"{root}: NOT USABLE, {path} is not a tilelang-paddle bundle manifest "
-                                        f"({_first_line(exc)})"))
+        except manifest.NotABundle as exc:
+            rows.append((f"bundle {i}", f"{root}: NOT USABLE, {path} is not a tilelang-paddle bundle manifest ({exc})"))
+            continue
+        except OSError as exc:
+            rows.append((f"bundle {i}", f"{root}: NOT USABLE, cannot read {path} ({_first_line(exc)})"))
             continue
         if data is None:
             rows.append((f"bundle {i}", f"{root}: NOT USABLE, {path} is missing"))

@@ -17,13 +17,11 @@ one module per concern:
 - :mod:`.tvm_ffi_call` the tvm_ffi backend's call with callee-allocated outputs
 - :mod:`.signature`  one kernel's buffers, outputs and the sizes ``call`` takes
 - :mod:`.arguments`  errors for bad kernel arguments
-- :mod:`.toolchain`  the tools that build a kernel, in its cache key and cache directory
-- :mod:`.autotune_key` autotune results keyed by the programs their configs elaborate to
-- :mod:`.bundle`     read-only kernel bundles, asked before the writable cache
+- :mod:`.cache`      one entry model for kernels and tuned kernels: keys, build tools, writable entries, bundles
+- :mod:`.cuda_link`  Cython-backend CUDA kernels link where the NVIDIA driver is absent
 - :mod:`.kernel_names` kernels named by the function the user wrote around them
 - :mod:`.tuning_waits` the tuner's compile threads within the lock timeout
 - :mod:`.file_lock`  cross-process locks a forked child does not hold
-- :mod:`.cache_write` kernel-cache writes a full disk costs the cache, not the call
 - :mod:`.torch_shim` the torch names Paddle's proxy lacks, for patched modules
 - :mod:`.settings`   the ``TILELANG_PADDLE_*`` variables read at run time
 - :mod:`.selftest`   ``tilelang-paddle selftest``: CPU checks, and GPU checks written against the driver
