@@ -159,8 +159,30 @@ def test_version_flag():
     import sys
     from importlib import metadata
 
+    from tilelang.paddle_runtime import _build_id
+
     proc = subprocess.run([sys.executable, "-m", "tilelang_paddle", "--version"], capture_output=True, text=True)
-    assert proc.returncode == 0 and proc.stdout.strip() == f"tilelang-paddle {metadata.version('tilelang-paddle')}"
+    commit = f", commit {_build_id.GIT_COMMIT}" if _build_id.GIT_COMMIT else ""
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"tilelang-paddle {metadata.version('tilelang-paddle')} (build {_build_id.BUILD_ID}{commit})\n"
+    assert len(_build_id.BUILD_ID) == 24 and (_build_id.GIT_COMMIT is None or len(_build_id.GIT_COMMIT) >= 12)
+    doctor = subprocess.run([sys.executable, "-m", "tilelang_paddle", "doctor", "--json"], capture_output=True,
+                            text=True, timeout=300)
+    assert json.loads(doctor.stdout)["build"] == f"{_build_id.BUILD_ID}{commit}", doctor.stdout
+
+
+def test_the_runtime_imports_no_command_module():
+    """The command line sits on the runtime, never the other way: nothing under tilelang/ imports a command."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    commands = ("cli", "doctor", "selftest", "bundle")
+    found = []
+    for path in (root / "tilelang").rglob("*.py"):
+        for line in path.read_text().splitlines():
+            if re.search(rf"tilelang_paddle(\.| import )({'|'.join(commands)})\b", line):
+                found.append(f"{path.relative_to(root)}: {line.strip()}")
+    assert found == []
 
 
 def test_doctor_names_the_compiler_cmake_and_each_bundle(tmp_path):

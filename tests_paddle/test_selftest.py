@@ -143,7 +143,7 @@ def test_the_gpu_checks_kernels_compile_for_sm90a():
 
 
 def test_the_doctor_points_to_the_readme_section_that_explains_the_selftest():
-    from tilelang_paddle.doctor import report
+    from tilelang_paddle.facts import report
 
     rows = dict(report()[0])
     assert rows["next"].startswith("`tilelang-paddle selftest`") and '"Check your install"' in rows["next"]
@@ -193,3 +193,25 @@ def test_the_drivers_selftest_extras_on_the_cpu():
     assert d.gpu_of(tensor) == -1
     np.testing.assert_array_equal(d.to_numpy(tensor), array)
     assert d.data_ptr(tensor) == tensor.data_ptr() != 0
+
+
+@pytest.mark.parametrize("what", ["missing-parent", "a-directory", "read-only-directory"])
+def test_a_json_path_that_cannot_be_written_is_one_line_naming_it(tmp_path, what):
+    import os
+
+    if what == "missing-parent":
+        path, why = tmp_path / "no-such-dir" / "report.json", f"its directory {tmp_path / 'no-such-dir'} does not exist"
+    elif what == "a-directory":
+        path, why = tmp_path / "a-directory", "it is a directory; name a file"
+        path.mkdir()
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes into a directory without write permission")
+        (tmp_path / "ro").mkdir(mode=0o500)
+        path, why = tmp_path / "ro" / "report.json", "it cannot be written (Permission denied)"
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    proc = subprocess.run([EXE, "selftest", "--quick", "--json", str(path)], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 2, proc.stdout + proc.stderr[-2000:]
+    assert proc.stderr == f"tilelang-paddle selftest: --json {path}: {why}\n" and proc.stdout == ""
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before                  # nothing left behind

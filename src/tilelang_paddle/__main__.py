@@ -2,6 +2,6 @@
 
 import sys
 
-from .doctor import main
+from .cli import main
 
 sys.exit(main(prog="python -m tilelang_paddle"))

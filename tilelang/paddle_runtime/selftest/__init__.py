@@ -46,7 +46,7 @@ def cuda_driver_version() -> str | None:
 
 
 def facts(driver) -> dict:
-    from tilelang_paddle.doctor import report as doctor_report
+    from tilelang_paddle.facts import report as doctor_report
 
     rows, _ok = doctor_report()
     gpus = [driver.gpu_facts(i) for i in range(driver.device_count())] if driver.cuda else []
