@@ -1,4 +1,4 @@
-"""Bad kernel arguments raise a Python exception naming the parameter; never a crash.
+"""Bad arguments raise a Python exception naming the parameter; never a crash.
 
 Each case runs in its own interpreter, so a crash (upstream SIGSEGVs on an int
 passed for a tensor) fails that case instead of killing the test run.
@@ -35,21 +35,21 @@ else:
 """
 
 CASES = {
-    "python_int": ("5, b", "TypeError", r"kernel argument 0 \(A\): expected a paddle.Tensor of dtype float32 and shape \[8, 16\], got int 5"),
-    "numpy_array": ("a.numpy(), b", "TypeError", r"kernel argument 0 \(A\): expected a paddle.Tensor .* got ndarray "
+    "python_int": ("5, b", "TypeError", r"kernel add, argument 0 \(A\): expected a paddle.Tensor of dtype float32 and shape \[8, 16\], got int 5"),
+    "numpy_array": ("a.numpy(), b", "TypeError", r"kernel add, argument 0 \(A\): expected a paddle.Tensor .* got ndarray "
                     r"of shape \[8, 16\] and dtype float32; convert it with paddle.to_tensor\(x\)"),
-    "none": ("a, None", "TypeError", r"kernel argument 1 \(B\): expected a paddle.Tensor .* got NoneType None"),
-    "wrong_dtype": ("a.astype('float64'), b", "ValueError", r"Buffer dtype mismatch for parameter A: expected float32, got "
+    "none": ("a, None", "TypeError", r"kernel add, argument 1 \(B\): expected a paddle.Tensor .* got NoneType None"),
+    "wrong_dtype": ("a.astype('float64'), b", "ValueError", r"kernel add: Buffer dtype mismatch for parameter A: expected float32, got "
                     r"float64; convert it with x.astype\(\"float32\"\)"),
-    "uint16_vs_bfloat16": ("a.astype('bfloat16'), b", "ValueError", r"parameter A: expected float32, got bfloat16"),
-    "wrong_shape": ("paddle.randn([8, 15]), b", "ValueError", r"Static shape mismatch for parameter A: expected 16 at index 1, got "
+    "uint16_vs_bfloat16": ("a.astype('bfloat16'), b", "ValueError", r"kernel add: .*parameter A: expected float32, got bfloat16"),
+    "wrong_shape": ("paddle.randn([8, 15]), b", "ValueError", r"kernel add: Static shape mismatch for parameter A: expected 16 at index 1, got "
                     r"15; if this size varies between calls, declare it T.dynamic\(\"name\"\) in the kernel"),
     "wrong_rank": ("paddle.randn([128]), b", "ValueError",
-                   r"kernel argument 0 \(A\): expected a 2-d tensor of shape \[8, 16\], got a 1-d tensor of shape \[128\]"),
+                   r"kernel add, argument 0 \(A\): expected a 2-d tensor of shape \[8, 16\], got a 1-d tensor of shape \[128\]"),
     "wrong_count": ("a", "TypeError", r"kernel add takes 2 argument\(s\) \(A, B\); C is an output \(out_idx\), "
                     r"allocated and returned by the call, not passed; got 1: tensor \[8, 16\]"),
     "non_contiguous_view": ("paddle.randn([16, 8]).transpose([1, 0]), b", "ValueError",
-                            r"kernel argument 0 \(A\) is not contiguous \(shape \[8, 16\], strides \[1, 8\]\).*contiguous\(\)"),
+                            r"kernel add, argument 0 \(A\) is not contiguous \(shape \[8, 16\], strides \[1, 8\]\).*contiguous\(\)"),
 }
 
 
@@ -94,23 +94,23 @@ for case, call in CALLS.items():
 # A T.dynamic kernel with out_idx (the style the README recommends): upstream fails on these
 # with AttributeError/IndexError from its output allocation before any check names the argument.
 DYNAMIC_CASES = {
-    "none": ("None, w", "TypeError", r"kernel argument 0 \(X\): expected a paddle.Tensor of dtype float32 and shape "
+    "none": ("None, w", "TypeError", r"kernel add_row, argument 0 \(X\): expected a paddle.Tensor of dtype float32 and shape "
                                      r"\[rows, 4\], got NoneType None"),
-    "int": ("5, w", "TypeError", r"kernel argument 0 \(X\): .* got int 5"),
-    "list": ("[1.0, 2.0], w", "TypeError", r"kernel argument 0 \(X\): .* got list \[1.0, 2.0\]"),
-    "string": ("'x', w", "TypeError", r"kernel argument 0 \(X\): .* got str 'x'"),
+    "int": ("5, w", "TypeError", r"kernel add_row, argument 0 \(X\): .* got int 5"),
+    "list": ("[1.0, 2.0], w", "TypeError", r"kernel add_row, argument 0 \(X\): .* got list \[1.0, 2.0\]"),
+    "string": ("'x', w", "TypeError", r"kernel add_row, argument 0 \(X\): .* got str 'x'"),
     "numpy": ("np.ones((3, 4), 'float32'), w", "TypeError",
-              r"kernel argument 0 \(X\): .* got ndarray of shape \[3, 4\] and dtype float32; convert it with paddle.to_tensor\(x\)$"),
+              r"kernel add_row, argument 0 \(X\): .* got ndarray of shape \[3, 4\] and dtype float32; convert it with paddle.to_tensor\(x\)$"),
     "zero_d": ("paddle.to_tensor(1.0), w", "ValueError",
-               r"kernel argument 0 \(X\): expected a 2-d tensor of shape \[rows, 4\], got a 0-d tensor of shape \[\]"),
+               r"kernel add_row, argument 0 \(X\): expected a 2-d tensor of shape \[rows, 4\], got a 0-d tensor of shape \[\]"),
     "too_few": ("x", "TypeError", r"kernel add_row takes 2 argument\(s\) \(X, W\); Y is an output .*; got 1: tensor \[3, 4\]"),
     "too_many": ("x, w, w", "TypeError", r"kernel add_row takes 2 argument\(s\) \(X, W\).*; got 3:"),
     "keywords": ("X=x, W=w", "TypeError", r"kernel add_row takes 2 argument\(s\).*pass tensors by position, "
                                           r"got keyword argument\(s\) 'W', 'X'"),
     "non_contiguous": ("paddle.randn([4, 3]).transpose([1, 0]), w", "ValueError",
-                       r"kernel argument 0 \(X\) is not contiguous .*contiguous\(\)"),
-    "wrong_dtype": ("x.astype('float64'), w", "ValueError", r"Buffer dtype mismatch for parameter X: expected float32, got float64"),
-    "wrong_extent": ("paddle.randn([3, 5]), w", "ValueError", r"Static shape mismatch for parameter X: expected 4 at index 1, got 5"),
+                       r"kernel add_row, argument 0 \(X\) is not contiguous .*contiguous\(\)"),
+    "wrong_dtype": ("x.astype('float64'), w", "ValueError", r"kernel add_row: Buffer dtype mismatch for parameter X: expected float32, got float64"),
+    "wrong_extent": ("paddle.randn([3, 5]), w", "ValueError", r"kernel add_row: Static shape mismatch for parameter X: expected 4 at index 1, got 5"),
 }
 
 
@@ -154,8 +154,8 @@ def test_cpu_tensors_to_a_cuda_kernel_are_refused():
     code = code.replace("with T.Kernel(M) as i:", "with T.Kernel(M, threads=32) as i:")
     code = code.replace("assert np.allclose(kernel(a, b).numpy(), a.numpy() + b.numpy())  # the good call works", "")
     for call, expected in (
-        ("a, b", "RAISED ValueError kernel argument 0 (A) is on cpu, but kernel add was compiled for CUDA"),
-        ("5, b", "RAISED TypeError kernel argument 0 (A): expected a paddle.Tensor of dtype float32"),
+        ("a, b", "RAISED ValueError kernel add, argument 0 (A) is on cpu, but the kernel was compiled for CUDA"),
+        ("5, b", "RAISED TypeError kernel add, argument 0 (A): expected a paddle.Tensor of dtype float32"),
     ):
         proc = run_python(code.replace("{call}", call), timeout=600)
         assert proc.returncode == 0, proc.stderr[-3000:]
@@ -186,6 +186,6 @@ except TypeError as exc:
     print("RAISED", exc)
 """
     refused = run_python(code)
-    assert "RAISED kernel argument 1 (B): expected a paddle.Tensor" in refused.stdout, refused.stderr[-2000:]
+    assert "RAISED argument 1 (B): expected a paddle.Tensor" in refused.stdout, refused.stderr[-2000:]
     allowed = run_python(code, env={"TILELANG_PADDLE_ALLOW_NULL_BUFFERS": "1"})
     assert "OK True" in allowed.stdout, allowed.stderr[-2000:]

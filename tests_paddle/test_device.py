@@ -225,6 +225,6 @@ def test_a_cuda_kernel_given_cpu_tensors_names_the_argument_and_both_devices():
         """
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert ("refused: kernel argument 0 (A) is on cpu, but kernel add was compiled for CUDA: pass GPU tensors "
+    assert ("refused: kernel add, argument 0 (A) is on cpu, but the kernel was compiled for CUDA: pass GPU tensors "
             "(tensor.cuda(), or paddle.to_tensor(..., place=paddle.CUDAPlace(0))), or compile for the CPU with "
             'target="c"') in proc.stdout

@@ -128,8 +128,37 @@ def test_target_cuda_without_a_gpu_names_the_arch_to_pass_and_keeps_the_source_o
 
         pytest.skip("nvcc accepted the architecture TileLang picked here (a GPU or an older CUDA)")
     text = proc.stdout
-    assert text.startswith("ERROR nvcc failed:\nnvcc fatal   : Unsupported gpu architecture 'sm_")
+    assert text.startswith("ERROR kernel main: nvcc failed:\nnvcc fatal   : Unsupported gpu architecture 'sm_")
     assert 'Pass the GPU\'s architecture: target={"kind": "cuda", "arch": "sm_90a"} (H100/H200)' in text
     assert "__global__" not in text  # the source is in a file, named
     source = text.split("The generated source is in ", 1)[1].split()[0]
     assert "__global__" in open(source).read()
+
+
+def test_a_broken_compiler_names_the_kernel_it_was_compiling(tmp_path):
+    """A host compiler that fails: the error names the factory and its values, then the compiler's output."""
+    broken = tmp_path / "g++"
+    broken.write_text("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'g++ (broken) 1'; exit 0; fi\n"
+                      "echo 'cc1plus: internal compiler error: Segmentation fault' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    proc = run_python("""
+        import paddle, tilelang, tilelang.language as T
+
+        def scale_rows(n, s):
+            @T.prim_func
+            def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+                with T.Kernel(1) as _:
+                    for i in T.serial(n):
+                        B[i] = A[i] * s
+            return main
+
+        try:
+            tilelang.compile(scale_rows(16, 2.0), out_idx=[1], target="c", execution_backend="cython")
+        except RuntimeError as exc:
+            print("ERROR", exc)
+    """, env={"CXX": str(broken), "TILELANG_CACHE_DIR": str(tmp_path / "kc")})
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert proc.stdout.startswith("ERROR kernel scale_rows(n=16, s=2.0): Compiling the kernel library failed:\n"), \
+        proc.stdout[-3000:]
+    assert "internal compiler error" in proc.stdout
+

@@ -14,8 +14,9 @@ Entry points:
   failure and, where the cause is a bad call (a keyword, the wrong number of
   tensors, a non-tensor, the wrong rank, a non-contiguous view), re-raised as
   an error naming the argument, what was expected and what was given.
-  Upstream's own messages (dtype, static extent, device) already do that and
-  pass through unchanged, as does any failure this module cannot explain.
+  Upstream's own messages (dtype, static extent, device) already do that; they
+  pass through with the kernel named first, as any TypeError or ValueError
+  this module cannot explain does. Every message names the kernel.
 """
 
 from __future__ import annotations
@@ -62,9 +63,22 @@ def not_a_tensor(buffer_index_map: dict | None, params, index: int, value) -> Ty
     param = params[index]
     expected = f"a paddle.Tensor of dtype {param.dtype} and shape {list(param.shape)}"
     return TypeError(
-        f"kernel argument {index} ({param_name(buffer_index_map, index)}): expected {expected}, "
+        f"argument {index} ({param_name(buffer_index_map, index)}): expected {expected}, "
         f"got {describe_value(value)}{_conversion_hint(value)}"
     )
+
+
+def _arg(signature, pos: int, name: str) -> str:
+    """``kernel scale_rows, argument 0 (A)``: where a message about one argument starts."""
+    return f"kernel {signature.kernel}, argument {pos} ({name})"
+
+
+def named(signature, exc: Exception) -> Exception:
+    """``exc`` (upstream's own message: a dtype, a static extent) with the kernel named first, as ours are."""
+    text = str(exc)
+    if text.startswith(f"kernel {signature.kernel}") or type(exc) not in (TypeError, ValueError):
+        return exc
+    return type(exc)(f"kernel {signature.kernel}: {text}")
 
 
 def takes(signature) -> str:
@@ -101,17 +115,18 @@ def symbol_mismatch(signature, args) -> ValueError:
             first_pos, first, first_axis, first_value = carried[0]
             if value != first_value:
                 return ValueError(
-                    f"kernel argument {pos} ({p.name}): dimension {axis} is the symbolic {sym.name}={value}, "
+                    f"{_arg(signature, pos, p.name)}: dimension {axis} is the symbolic {sym.name}={value}, "
                     f"but argument {first_pos} ({first.name}) gave {sym.name}={first_value} (dimension {first_axis}); "
                     "every tensor carrying a symbolic dimension must agree on its value")
-    return ValueError("kernel arguments disagree on a symbolic dimension")
+    return ValueError(f"kernel {signature.kernel}: the arguments disagree on a symbolic dimension")
 
 
 def size_too_large(signature, args, k: int) -> ValueError:
     """Symbolic size ``k`` does not fit the C type ``call`` declares it with (the error path only)."""
     sym = signature.symbols[k]
     carried = _carried(signature, args, sym.name)
-    where = f"kernel argument {carried[0][0]} ({carried[0][1].name}), dimension {carried[0][2]}: " if carried else ""
+    where = (f"{_arg(signature, carried[0][0], carried[0][1].name)}, dimension {carried[0][2]}: " if carried
+             else f"kernel {signature.kernel}: ")
     value = carried[0][3] if carried else "?"
     return ValueError(
         f"{where}the symbolic {sym.name}={value} does not fit the kernel's {sym.ctype} parameter (at most "
@@ -133,8 +148,8 @@ def not_on_gpu(signature, args, tensor_type, gpu_of=None) -> ValueError:
         pos = signature.input_position(param.index)
         if pos < len(args) and isinstance(args[pos], tensor_type):
             return ValueError(
-                f"kernel argument {pos} ({param.name}) is on {_place_text(args[pos], gpu_of)}, but kernel "
-                f"{signature.kernel} was compiled for CUDA: pass GPU tensors (tensor.cuda(), or "
+                f"{_arg(signature, pos, param.name)} is on {_place_text(args[pos], gpu_of)}, but the kernel "
+                f"was compiled for CUDA: pass GPU tensors (tensor.cuda(), or "
                 "paddle.to_tensor(..., place=paddle.CUDAPlace(0))), or compile for the CPU with target=\"c\"")
     return ValueError(f"kernel {signature.kernel} was compiled for CUDA and has no tensor argument, and Paddle's "
                       "current device is the CPU: call paddle.set_device(\"gpu:0\") first")
@@ -151,7 +166,7 @@ def devices_disagree(signature, args, tensor_type, gpu_of=None) -> ValueError | 
         if first is None:
             first = (pos, param.name, where)
         elif where != first[2]:
-            return ValueError(f"kernel argument {pos} ({param.name}) is on {where}, but argument {first[0]} "
+            return ValueError(f"{_arg(signature, pos, param.name)} is on {where}, but argument {first[0]} "
                               f"({first[1]}) is on {first[2]}: put every tensor argument on one device")
     return None
 
@@ -219,17 +234,17 @@ def diagnose(signature, args: tuple, kwargs: dict, tensor_type) -> Exception | N
             if value is None and ALLOW_NULL_BUFFERS:
                 continue
             return TypeError(
-                f"kernel argument {pos} ({name}): expected a paddle.Tensor of dtype {param.dtype} and shape "
+                f"{_arg(signature, pos, name)}: expected a paddle.Tensor of dtype {param.dtype} and shape "
                 f"{param.dims_text()}, got {describe_value(value)}{_conversion_hint(value)}"
             )
         if len(value.shape) != len(param.dims):
             return ValueError(
-                f"kernel argument {pos} ({name}): expected a {len(param.dims)}-d tensor of shape {param.dims_text()}, "
+                f"{_arg(signature, pos, name)}: expected a {len(param.dims)}-d tensor of shape {param.dims_text()}, "
                 f"got a {len(value.shape)}-d tensor of shape {list(value.shape)}"
             )
         if value.size and not value.is_contiguous():
             return ValueError(
-                f"kernel argument {pos} ({name}) is not contiguous (shape {list(value.shape)}, strides "
+                f"{_arg(signature, pos, name)} is not contiguous (shape {list(value.shape)}, strides "
                 f"{list(value.strides)}): kernels read row-major memory; pass a contiguous copy, tensor.contiguous()"
             )
     return None
@@ -246,10 +261,13 @@ def diagnosed(signature_of, forward, tensor_type):
     def call(*args, **kwargs):
         try:
             return forward(*args, **kwargs)
-        except (TypeError, ValueError, AttributeError, IndexError):
-            problem = diagnose(signature_of(), args, kwargs, tensor_type)
+        except (TypeError, ValueError, AttributeError, IndexError) as exc:
+            signature = signature_of()
+            problem = diagnose(signature, args, kwargs, tensor_type)
             if problem is None:
-                raise
+                problem = named(signature, exc)
+                if problem is exc:
+                    raise
             raise problem from None  # upstream's error would only confuse: ours says what it meant
 
     return call

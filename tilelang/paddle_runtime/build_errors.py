@@ -35,12 +35,16 @@ def keep_source(code: str, suffix: str) -> str:
 
 
 def compile_failed(what: str, output: str, command, code: str, suffix: str) -> RuntimeError:
-    """The error for a failed compile: output, command, hint, and where the source is."""
+    """The error for a failed compile: the kernel (where one is being compiled), output, command, hint, and where
+    the source is."""
     output = (output or "").strip() or "(the compiler printed nothing; its output went to the terminal)"
     cmd = command if isinstance(command, str) else " ".join(map(str, command))
     hints = [h.format(*m.groups()) for pattern, h in _HINTS for m in [pattern.search(output)] if m]
     path = keep_source(code, suffix)
-    text = f"{what} failed:\n{output}\nCommand: {cmd}\n"
+    from .kernel_names import being_compiled
+
+    kernel = being_compiled()
+    text = (f"kernel {kernel}: " if kernel else "") + f"{what} failed:\n{output}\nCommand: {cmd}\n"
     if hints:
         text += "What to do: " + " ".join(hints) + "\n"
     return RuntimeError(text + f"The generated source is in {path}")

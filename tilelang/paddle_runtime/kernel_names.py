@@ -27,6 +27,22 @@ import contextvars
 _PLAIN = (bool, int, float, str)
 _BY_HANDLE: dict = {}   # PrimFunc handle -> kernel_name, for wrappers without orig_func
 _NAMED: contextvars.ContextVar[str | None] = contextvars.ContextVar("tlp_kernel_named", default=None)
+_COMPILING: contextvars.ContextVar[str | None] = contextvars.ContextVar("tlp_kernel_compiling", default=None)
+
+
+@contextlib.contextmanager
+def compiling(func):
+    """While the block runs, :func:`being_compiled` is ``func``'s label, for a compiler's error (patch 0050)."""
+    token = _COMPILING.set(kernel_label(func))
+    try:
+        yield
+    finally:
+        _COMPILING.reset(token)
+
+
+def being_compiled() -> str | None:
+    """The label of the kernel this context is compiling, else None."""
+    return _COMPILING.get()
 
 
 @contextlib.contextmanager

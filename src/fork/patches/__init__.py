@@ -108,6 +108,8 @@ SERIES = [
     "0048_recheck_tools_on_memory_hits",
     # Cython-backend CUDA kernels link against a libcuda stub where the driver is absent.
     "0049_link_cuda_without_a_driver",
+    # A failed compile names the kernel.
+    "0050_name_kernels_in_compile_errors",
 ]
 
 
