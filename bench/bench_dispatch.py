@@ -1,6 +1,6 @@
 """Host-side cost of TileLang kernels on Paddle: per-call dispatch, import, compile, cache.
 
-    python bench/bench_dispatch.py [--iters 20000] [--json out.json]
+    python bench/bench_dispatch.py [--iters 20000] [--json out.json] [--allocation]
 
 Per-call rows use kernels that do almost nothing (one element), so the time is
 the launcher's own work: argument checks, stream lookup, output allocation and
@@ -99,6 +99,44 @@ def dispatch_rows(iters: int) -> list[tuple[str, float]]:
     return rows
 
 
+def add_1024(n=1024):
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32"), C: T.Tensor((n,), "float32")):
+        with T.Kernel(1) as _:
+            for i in T.serial(n):
+                C[i] = A[i] + B[i]
+
+    return main
+
+
+def allocation_rows(iters: int, rounds: int = 7) -> list[tuple[str, float]]:
+    """A call that allocates its output, the same call with the output passed in, and ``paddle.add`` on the same
+    tensors: medians of ``rounds`` alternating rounds of ``iters`` calls in one process, so machine load hits all
+    three alike; the ratios are the result (issue 56)."""
+    returning = tilelang.compile(add_1024(), out_idx=[2], **CPU)
+    passed_in = tilelang.compile(add_1024(), **CPU)
+    a, b, c = paddle.randn([1024]), paddle.randn([1024]), paddle.empty([1024])
+    calls = {"kernel(a, b), output allocated (out_idx)": lambda: returning(a, b),
+             "kernel(a, b, c), output passed in": lambda: passed_in(a, b, c),
+             "paddle.add(a, b)": lambda: paddle.add(a, b)}
+    for fn in calls.values():
+        for _ in range(min(iters, 2000)):
+            fn()
+    samples = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, fn in calls.items():
+            start = time.perf_counter()
+            for _ in range(iters):
+                fn()
+            samples[name].append((time.perf_counter() - start) / iters * 1e6)
+    med = {name: statistics.median(v) for name, v in samples.items()}
+    names = list(calls)
+    rows = [(f"1024 floats, median of {rounds} alternating rounds: {name}", med[name]) for name in names]
+    rows.append(("ratio: allocated / passed in (target <= 1.15)", med[names[0]] / med[names[1]]))
+    rows.append(("ratio: allocated / paddle.add (target < 1)", med[names[0]] / med[names[2]]))
+    return rows
+
+
 def gpu_rows(iters: int) -> list[tuple[str, float]]:
     if not (paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0):
         return []
@@ -154,13 +192,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--iters", type=int, default=20000)
     parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument("--allocation", action="store_true", help="only the output-allocation ratios")
     args = parser.parse_args()
     tilelang.set_log_level("WARNING")
-    rows = dispatch_rows(args.iters) + gpu_rows(args.iters) + process_rows()
+    rows = allocation_rows(args.iters) if args.allocation else \
+        dispatch_rows(args.iters) + allocation_rows(args.iters) + gpu_rows(args.iters) + process_rows()
     print(f"tilelang-paddle {tilelang.__version__}, Paddle {paddle.__version__}, CPU target, cython backend, "
           f"{args.iters} calls per sample, best of 7; {os.cpu_count()} CPUs")
     for name, us in rows:
-        print(f"{us / 1e3:10.1f} ms  {name}" if us >= 1e4 else f"{us:10.2f} us  {name}")
+        if name.startswith("ratio"):
+            print(f"{us:10.2f}x   {name}")
+        else:
+            print(f"{us / 1e3:10.1f} ms  {name}" if us >= 1e4 else f"{us:10.2f} us  {name}")
     if args.json:
         Path(args.json).write_text(json.dumps({name: us for name, us in rows}, indent=1))
 

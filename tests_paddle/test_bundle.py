@@ -214,6 +214,42 @@ def test_served_on_a_host_with_no_compiler_at_all(bundle, tmp_path, what, shows)
     assert not list((tmp_path / "empty").rglob("kernel_lib.so")) and not (tmp_path / "ops").exists()
 
 
+def _serving_image_tools() -> list:
+    """The tools docs/deploying.md says a serving image needs ("What the serving host needs")."""
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "deploying.md").read_text()
+    paragraphs = [" ".join(p.split()) for p in text.split("\n\n")]
+    paragraph = next(p for p in paragraphs if "Paddle's own import runs:" in p)
+    return re.findall(r"`([a-z]+)`", paragraph.split("Paddle's own import runs:", 1)[1].split("(", 1)[0])
+
+
+def test_a_serving_image_with_only_the_documented_tools_is_quiet(bundle, tmp_path):
+    """Exactly the tools deploying.md lists, each logging its calls, and no compiler: the bundle serves, and no
+    process asks for a tool the image lacks (``sh: 1: grep: not found`` on a slimmer one)."""
+    work, out = bundle
+    tools = _serving_image_tools()
+    assert set(tools) >= {"sh", "grep", "ldd"}, tools
+    bin_dir, log = tmp_path / "bin", tmp_path / "calls.log"
+    bin_dir.mkdir()
+    for tool in tools:
+        real = shutil.which(tool)
+        assert real, f"{tool} is not on this machine"
+        if tool == "sh":
+            (bin_dir / tool).symlink_to(real)
+            continue
+        (bin_dir / tool).write_text(f'#!/bin/sh\necho {tool} >> {log}\nexec {real} "$@"\n')
+        (bin_dir / tool).chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("CC", "CXX", "CUDA_PATH")}
+    (tmp_path / "no-cuda").mkdir()
+    env.update(PATH=str(bin_dir), CUDA_HOME=str(tmp_path / "no-cuda"), TILELANG_PADDLE_BUNDLE=str(out),
+               TILELANG_CACHE_DIR=str(tmp_path / "empty"))
+    proc = run_bare(f"import sys; sys.path.insert(0, {str(work)!r}); import job; job.check()", env, cwd=str(tmp_path))
+    assert proc.returncode == 0 and "checked" in proc.stdout, proc.stdout + proc.stderr[-3000:]
+    assert "not found" not in proc.stderr, proc.stderr[-3000:]
+    assert not list((tmp_path / "empty").rglob("kernel_lib.so"))
+
+
 def test_a_kernel_missing_from_the_bundle_without_a_compiler_is_named(bundle, tmp_path):
     work, out = bundle
     env = {**compiler_free_env(tmp_path), "TILELANG_PADDLE_BUNDLE": str(out),

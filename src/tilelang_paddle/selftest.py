@@ -20,8 +20,10 @@ def _json_problem(path: str) -> str | None:
     parent = os.path.dirname(target)
     if os.path.isdir(target):
         return "it is a directory; name a file"
+    if not os.path.exists(parent):
+        return f"its directory {parent} does not exist"
     if not os.path.isdir(parent):
-        return f"its directory {parent} does not exist" if not os.path.exists(parent) else f"{parent} is not a directory"
+        return f"{parent} is not a directory"
     try:
         fd, probe = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", dir=parent)
         os.close(fd)

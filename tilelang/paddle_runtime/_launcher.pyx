@@ -4,8 +4,12 @@
 Per call, in C: one ``dltensor_from_py_object_no_sync`` per tensor argument
 (Paddle's ``__dlpack_c_exchange_api__``: pointer, shape, strides, dtype and
 device in one call), checks against the table built once per kernel, symbolic
-dimensions bound and cross-checked, outputs allocated only when asked, and the
-compiled entry called through its function pointer with the GIL released.
+dimensions bound and cross-checked, outputs allocated by the same API
+(``managed_tensor_allocator``, then ``managed_tensor_to_py_object_no_sync`` for
+the Python tensor), and the compiled entry called through its function pointer
+with the GIL released. An output the API cannot allocate (an API without the
+allocator; the unsigned dtypes Paddle allocates as a signed twin and views) is
+allocated by the driver from Python, as before.
 All per-call state lives on the C stack: calls from several threads share
 nothing but the read-only table.
 
@@ -17,6 +21,7 @@ see :mod:`.arguments`) and every case upstream accepts still works.
 
 from cpython.exc cimport PyErr_Clear
 from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.ref cimport Py_DECREF
 from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 cdef extern from *:
@@ -28,15 +33,26 @@ cdef extern from *:
       void* data; TLP_DLDevice device; int32_t ndim; TLP_DLDataType dtype;
       int64_t* shape; int64_t* strides; uint64_t byte_offset;
     } TLP_DLTensor;
+    typedef struct TLP_DLManagedTensorVersioned {
+      uint32_t major; uint32_t minor; void* manager_ctx;
+      void (*deleter)(struct TLP_DLManagedTensorVersioned* self);
+      uint64_t flags; TLP_DLTensor dl_tensor;
+    } TLP_DLManagedTensorVersioned;
     /* DLPack 1.3 DLPackExchangeAPI (dlpack.h): header, then five function pointers. */
     typedef struct {
       uint32_t major; uint32_t minor; void* prev_api;
-      void* managed_tensor_allocator;
+      int (*managed_tensor_allocator)(TLP_DLTensor* prototype, TLP_DLManagedTensorVersioned** out, void* error_ctx,
+                                      void (*set_error)(void* error_ctx, const char* kind, const char* message));
       void* managed_tensor_from_py_object_no_sync;
-      void* managed_tensor_to_py_object_no_sync;
+      int (*managed_tensor_to_py_object_no_sync)(TLP_DLManagedTensorVersioned* tensor, void** out_py_object);
       int (*dltensor_from_py_object_no_sync)(void* py_object, TLP_DLTensor* out);
       void* current_work_stream;
     } TLP_ExchangeAPI;
+    /* The allocator reports a failure here, not as a Python error: the caller falls back to the driver's
+       allocation, which raises Paddle's own error if that fails too. */
+    static void tlp_ignore_error(void* error_ctx, const char* kind, const char* message) {
+      (void)error_ctx; (void)kind; (void)message;
+    }
     /* Why one cast per arity calls every kernel correctly. The compiled `call` entry takes the buffer
        pointers (float*, half_t*, ...), one int (int32_t) or int64_t per symbolic size, and on CUDA the
        stream; it returns int32. We call it as int32_t(intptr_t, ...). On the platforms we build for,
@@ -107,9 +123,17 @@ cdef extern from *:
         int64_t* shape
         int64_t* strides
         uint64_t byte_offset
+    ctypedef struct TLP_DLManagedTensorVersioned:
+        void (*deleter)(TLP_DLManagedTensorVersioned* self) noexcept
+        TLP_DLTensor dl_tensor
+    ctypedef void (*TLP_SetError)(void* error_ctx, const char* kind, const char* message) noexcept
     ctypedef struct TLP_ExchangeAPI:
         uint32_t major
+        int (*managed_tensor_allocator)(TLP_DLTensor* prototype, TLP_DLManagedTensorVersioned** out,
+                                        void* error_ctx, TLP_SetError set_error) noexcept
+        int (*managed_tensor_to_py_object_no_sync)(TLP_DLManagedTensorVersioned* tensor, void** out) noexcept
         int (*dltensor_from_py_object_no_sync)(void* py_object, TLP_DLTensor* out) noexcept
+    void tlp_ignore_error(void* error_ctx, const char* kind, const char* message) noexcept
     int32_t tlp_call(void* fn, int n, intptr_t* a) noexcept nogil
 
 cdef enum:
@@ -118,6 +142,7 @@ cdef enum:
     MAX_DYN = 8
 
 cdef const TLP_ExchangeAPI* _api = NULL
+cdef bint _allocates = False  # the bound API allocates framework tensors from C (DLPack 1.3's allocator)
 
 #: (parameters, dimensions per buffer, symbolic dimensions) a Launcher can hold. tlp_call
 #: dispatches every arity up to MAX_PARAMS + MAX_DYN + 1 (the stream), so all of them fit.
@@ -140,7 +165,9 @@ def bind_exchange_api(source):
         address = <intptr_t>PyCapsule_GetPointer(source.__dlpack_c_exchange_api__, b"dlpack_exchange_api")
     if address == 0:
         raise ValueError("no DLPack exchange API")
+    global _allocates
     _api = <const TLP_ExchangeAPI*>address
+    _allocates = _api.managed_tensor_allocator != NULL and _api.managed_tensor_to_py_object_no_sync != NULL
     return _api.major
 
 
@@ -157,6 +184,8 @@ cdef class Launcher:
     cdef void* fn
     cdef int n_params, n_inputs, n_outputs, n_dyn, device_type
     cdef int is_output[MAX_PARAMS]
+    cdef int out_param[MAX_PARAMS]   # per output, in out_idx order: its parameter index
+    cdef int out_in_c[MAX_PARAMS]    # per output: allocated through the exchange API (no view dtype)
     cdef int ndim[MAX_PARAMS]
     cdef int64_t dims[MAX_PARAMS][MAX_DIMS]   # >= 0: static extent; < 0: symbolic dimension -1-k
     cdef uint8_t code[MAX_PARAMS]
@@ -194,6 +223,14 @@ cdef class Launcher:
             for k in range(len(dims)):
                 self.dims[i][k] = dims[k]
         self.n_inputs = self.n_params - self.n_outputs
+        for k, (i, _dtype, view_dtype, _dims) in enumerate(outputs_meta):
+            self.out_param[k] = i
+            self.out_in_c[k] = 1 if view_dtype is None else 0
+
+    @property
+    def outputs_in_c(self) -> tuple:
+        """Per output (out_idx order): whether a call allocates it through the exchange API, in C."""
+        return tuple(bool(self.out_in_c[k] and _allocates) for k in range(self.n_outputs))
 
     cdef int _accept(self, int i, TLP_DLTensor* t, int64_t* dyn, int* bound, int* dev_id) noexcept:
         """0: the tensor fits parameter i (binding symbolic dims); 1: not the fast path; 2: symbolic mismatch."""
@@ -247,7 +284,13 @@ cdef class Launcher:
         cdef int i, j = 0, k, verdict, n = 0
         cdef int32_t rc = 0
         cdef intptr_t stream = 0
-        cdef object arg
+        cdef int o
+        cdef int64_t want
+        cdef int64_t out_shape[MAX_PARAMS][MAX_DIMS]
+        cdef TLP_DLTensor proto
+        cdef TLP_DLManagedTensorVersioned* managed
+        cdef void* raw
+        cdef object arg, place = None
         if kwargs or len(args) != self.n_inputs:
             return self.slow(*args, **kwargs)
         for k in range(self.n_dyn):
@@ -280,13 +323,43 @@ cdef class Launcher:
             outs = None
             if self.n_outputs:
                 outs = []
-                place = self.place_for(dev_id)
-                for i, dtype, view_dtype, shape in self.outputs_meta:
-                    shape = [s if s >= 0 else dyn[-1 - s] for s in shape]
-                    out = self.empty(shape, dtype, place)
+                for o in range(self.n_outputs):
+                    i = self.out_param[o]
+                    if self.out_in_c[o] and _allocates:
+                        for k in range(self.ndim[i]):
+                            want = self.dims[i][k]
+                            out_shape[o][k] = want if want >= 0 else dyn[-1 - want]
+                        proto.data = NULL
+                        proto.device.device_type = self.device_type
+                        proto.device.device_id = dev_id if dev_id > 0 else 0
+                        proto.ndim = self.ndim[i]
+                        proto.dtype.code, proto.dtype.bits, proto.dtype.lanes = self.code[i], self.bits[i], self.lanes[i]
+                        proto.shape = out_shape[o]
+                        proto.strides = NULL
+                        proto.byte_offset = 0
+                        managed = NULL
+                        if _api.managed_tensor_allocator(&proto, &managed, NULL, tlp_ignore_error) == 0 \
+                                and managed != NULL:
+                            # The tensor's data now; the Python tensor owns it from the next call on.
+                            dl[i] = proto
+                            dl[i].data = managed.dl_tensor.data
+                            dl[i].byte_offset = managed.dl_tensor.byte_offset
+                            if _api.managed_tensor_to_py_object_no_sync(managed, &raw) == 0:
+                                out = <object>raw
+                                Py_DECREF(out)  # the call returned a new reference; `out` holds its own
+                                outs.append(out)
+                                continue
+                            PyErr_Clear()  # the call took the tensor (DLPack: it steals it), failed or not
+                            return self.slow(*args)
+                        PyErr_Clear()
+                    # No allocator, a view dtype, or one the API refused: the driver's allocation.
+                    if place is None:
+                        place = self.place_for(dev_id)
+                    _i, dtype, view_dtype, shape = self.outputs_meta[o]
+                    out = self.empty([s if s >= 0 else dyn[-1 - s] for s in shape], dtype, place)
                     if view_dtype is not None:
                         out = out.view(view_dtype)
-                    if _api.dltensor_from_py_object_no_sync(<void*>out, &dl[<int>i]) != 0:
+                    if _api.dltensor_from_py_object_no_sync(<void*>out, &dl[i]) != 0:
                         PyErr_Clear()
                         return self.slow(*args)
                     outs.append(out)

@@ -228,6 +228,11 @@ class PaddleDriver:
         "switch": "core.get_cuda_current_device_id / core.set_cuda_current_device_id (paddle/fluid/pybind/pybind.cc)",
         "allocate": "_C_ops.empty(shape, dtype, CUDAPlace(index)) and, for tvm_ffi outputs, "
                     "paddle::experimental::empty on the current device (paddle/phi/api/lib/kernel_dispatch.cc)",
+        "allocate_c": "the exchange API's managed_tensor_allocator, paddle::pybind::DLPackManagedTensorAllocator "
+                      "(-> paddle::framework::DLDeviceToPlace -> paddle::experimental::empty, whose device context "
+                      "is the current device's: paddle/phi/api/lib/kernel_dispatch.cc GetDeviceContextByBackend), "
+                      "and managed_tensor_to_py_object_no_sync, paddle::pybind::DLPackManagedTensorToPyObjectNoSync; "
+                      "the fast launcher's outputs (symbols of the 3.3.1 wheel's libpaddle.so)",
         "graph": "paddle.device.cuda.graphs.CUDAGraph(place, mode='thread_local'), capturing on the current stream "
                  "(paddle/fluid/platform/cuda_graph_with_memory_pool.cc BeginCUDAGraphCapture)",
         "events": "paddle.device.Event(enable_timing=True).record()/elapsed_time (python/paddle/device/__init__.py)",

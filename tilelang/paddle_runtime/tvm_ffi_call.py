@@ -31,6 +31,17 @@ _NO_EXCHANGE_API = (
 )
 
 
+def describable(adapter) -> bool:
+    """Whether the signature model (:mod:`.signature`) can read this adapter: its ``prim_func`` is a TIR PrimFunc.
+
+    Upstream's adapters always hold one; a stand-in with only the fields upstream's own dispatch reads (its unit
+    tests) keeps upstream's dispatch, which needs no more.
+    """
+    from tvm import tirx
+
+    return isinstance(adapter.prim_func, tirx.PrimFunc)
+
+
 def callee_allocated_call(adapter, driver=None) -> Callable:
     """The kernel's callable: ``call(*inputs)`` -> output tensor (or list of them)."""
     runtime = _launch.runtime_of(adapter, driver, host_call=False)

@@ -20,7 +20,9 @@ tvm_ffi_python_helpers.h). Our stream providers are never called on this backend
    the host code's packed-ABI check refused it. The adapter now returns
    ``tilelang.paddle_runtime.tvm_ffi_call.callee_allocated_call(self)``, which
    makes the inputs' GPU current first (one Paddle C call when it already is)
-   and does no other per-call work beyond what tvm-ffi needs.
+   and does no other per-call work beyond what tvm-ffi needs. An adapter whose
+   ``prim_func`` is not a TIR PrimFunc (upstream's own tests build adapters
+   holding only what upstream's dispatch reads) keeps upstream's dispatch.
 3. ``get_current_device_functor`` is called through the class, so a guard
    that restores it without its ``staticmethod`` cannot break the call.
 """
@@ -39,7 +41,9 @@ PATCH = rebind_torch(
             "from tilelang.engine.param import KernelParam\n"
             "from tilelang.paddle_runtime import tvm_ffi_call as _paddle_tvm_ffi_call\n",
         ),
-        Edit(CALLEE, "            return _paddle_tvm_ffi_call.callee_allocated_call(self)  # tilelang-paddle patch 0011\n"),
+        Edit(CALLEE, "            if _paddle_tvm_ffi_call.describable(self):  # tilelang-paddle patch 0011\n"
+                     "                return _paddle_tvm_ffi_call.callee_allocated_call(self)\n"
+                     "            return self._convert_ffi_callee_allocated_output_func()\n"),
         # Through the class: a user's guard that saves the functor through the class and restores it by plain
         # assignment (PaddleFleet's ops/tilelang_dsv4/compat.py) drops the staticmethod, and self.f() then
         # passes self to a function taking no arguments (TypeError).

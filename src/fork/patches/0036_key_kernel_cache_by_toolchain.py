@@ -41,7 +41,8 @@ PATCH = Patch(
         Edit('        return sha256(key_string.encode()).hexdigest()\n',
              '        return _tlp_key.remember(sha256(key_string.encode()).hexdigest(), target, execution_backend)\n'),
         Edit('        return os.path.join(self._get_cache_root(), key)\n',
-             '        from tilelang.paddle_runtime.cache import entries as _tlp_entries  # tilelang-paddle patch 0036\n\n'
+             '        from tilelang.paddle_runtime.cache import entries as _tlp_entries'
+             '  # tilelang-paddle patch 0036\n\n'
              '        return _tlp_entries.entry_dir(self._get_cache_root(), key)\n'),
     ),
     forwarded="no",

@@ -20,7 +20,8 @@ PATCH = Patch(
              '        return cls._finalize_key(key_data)\n',
              '            "options": tuple(options or []),\n'
              '        }\n'
-             '        from tilelang.paddle_runtime.cache import toolchain as _tlp_toolchain  # tilelang-paddle patch 0038\n\n'
+             '        from tilelang.paddle_runtime.cache import toolchain as _tlp_toolchain'
+             '  # tilelang-paddle patch 0038\n\n'
              '        key_data["nvcc"] = _tlp_toolchain.nvcc_identity()\n'
              '        return cls._finalize_key(key_data)\n'),
     ),

@@ -27,7 +27,8 @@ PATCH = Patch(
              '    def _load_result_from_disk(self, key) -> AutotuneResult:\n'
              '        from tilelang.paddle_runtime.cache import tuned as _tlp_tuned  # tilelang-paddle patch 0039\n\n'
              '        return _tlp_tuned.load(key, self.cache_dir,\n'
-             '                               lambda path: AutotuneResult.load_from_disk(Path(path), self.compile_args))\n'),
+             '                               lambda path: AutotuneResult.load_from_disk(Path(path),\n'
+             '                                                                          self.compile_args))\n'),
     ),
     forwarded="no",
     checked_against=("0.1.15",),

@@ -35,7 +35,8 @@ PATCH = Patch(
              '                    prim = getattr(cached_result, "func", None)\n'
              '                    kernel_name = get_prim_func_name(prim, "<unknown>")\n'
              '                    logger.warning(\n',
-             '                from tilelang.paddle_runtime.cache import entries as _tlp_entries  # tilelang-paddle patch 0047\n'
+             '                from tilelang.paddle_runtime.cache import entries as _tlp_entries'
+             '  # tilelang-paddle patch 0047\n'
              '                from tilelang.paddle_runtime.kernel_names import kernel_name as _tlp_kernel_name\n\n'
              '                if key in self._memory_cache and not _tlp_entries.fresh(key):\n'
              '                    del self._memory_cache[key]  # its build tools changed on disk since\n'

@@ -21,7 +21,8 @@ PATCH = Patch(
              '                # Include kernel name for easier debugging when hitting memory cache\n'
              '                kernel_name = get_prim_func_name(func, "<unknown>")\n'
              '                self.logger.warning(\n',
-             '            from tilelang.paddle_runtime.cache import entries as _tlp_entries  # tilelang-paddle patch 0048\n'
+             '            from tilelang.paddle_runtime.cache import entries as _tlp_entries'
+             '  # tilelang-paddle patch 0048\n'
              '            from tilelang.paddle_runtime.kernel_names import kernel_name as _tlp_kernel_name\n\n'
              '            if key in self._memory_cache and not _tlp_entries.fresh(key):\n'
              '                del self._memory_cache[key]  # its build tools changed on disk since\n'

@@ -108,10 +108,11 @@ class GpuChecks:
     def plan(self, quick: bool = False) -> list[tuple[str, Callable[[], str | None], str]]:
         i, d = self.index, self.d
         backends = BACKENDS[:1] if quick else BACKENDS
+        allocation = relied_on(d, "allocate", "allocate_c", "switch", "exchange_api")
         plan = [(f"gpu:{i} GEMM ({b}) against numpy, output on gpu:{i}, current GPU kept",
-                 lambda b=b: self.gemm(b), relied_on(d, "allocate", "switch", "exchange_api")) for b in backends]
+                 lambda b=b: self.gemm(b), allocation) for b in backends]
         plan += [(f"gpu:{i} GEMM ({b}) with gpu:0 current", lambda b=b: self.other_gpu_current(b),
-                  relied_on(d, "switch", "allocate")) for b in backends] if i > 0 else []
+                  relied_on(d, "switch", "allocate", "allocate_c")) for b in backends] if i > 0 else []
         plan += [(f"gpu:{i} stream_guard: a kernel ({b}) runs after the guarded stream's work",
                   lambda b=b: self.stream_order(b), relied_on(d, "stream")) for b in backends]
         plan += [(f"gpu:{i} CUDA graph: a kernel ({b}) captured and replayed on new input",
