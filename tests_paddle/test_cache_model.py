@@ -141,6 +141,9 @@ def test_the_writable_cache_serves_a_comment_only_release_without_tuning_or_comp
     _ok(proc)
     _quiet_and_named(proc)
     assert _compiles(log) == 0 and len(_tuned_dirs(tmp_path / "kc")) == 1
+    proc = run_python(f"import sys; sys.path.insert(0, {str(tmp_path / 'r2')!r}); import model\n"
+                      "from tilelang.paddle import prewarm\nprewarm([lambda: model.tuned(256)])", env=env)
+    assert proc.returncode == 0 and "prewarm [1/1] builds[0] (tuned" in proc.stderr, proc.stderr[-3000:]
 
 
 def test_a_compiler_upgrade_tunes_again_as_it_rebuilds_any_kernel(tmp_path):
