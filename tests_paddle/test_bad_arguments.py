@@ -186,6 +186,6 @@ except TypeError as exc:
     print("RAISED", exc)
 """
     refused = run_python(code)
-    assert "RAISED argument 1 (B): expected a paddle.Tensor" in refused.stdout, refused.stderr[-2000:]
+    assert "RAISED kernel copy_a, argument 1 (B): expected a paddle.Tensor" in refused.stdout, refused.stderr[-2000:]
     allowed = run_python(code, env={"TILELANG_PADDLE_ALLOW_NULL_BUFFERS": "1"})
     assert "OK True" in allowed.stdout, allowed.stderr[-2000:]

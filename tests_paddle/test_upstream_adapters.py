@@ -55,17 +55,25 @@ def test_a_stand_in_adapter_keeps_upstreams_callee_allocated_dispatch(adapter_ty
 
 
 def test_a_real_adapter_still_takes_the_runtimes_dispatch(tilelang_mod):
-    """The degradation is for stand-ins only: a compiled tvm_ffi kernel's PrimFunc is described."""
+    """The degradation is for stand-ins only: a compiled tvm_ffi kernel's PrimFunc is described, and its call is the
+    runtime's (compiled for sm_90a here; tvm_ffi cannot build the C target, and nothing runs without a GPU)."""
+    import os
+    import shutil
+
     import tilelang.language as T
     from tilelang.paddle_runtime import tvm_ffi_call
 
+    if shutil.which("nvcc") is None and not os.path.exists("/usr/local/cuda/bin/nvcc"):
+        pytest.skip("needs nvcc (the CUDA toolkit) to compile a tvm_ffi kernel")
+
     @T.prim_func
-    def main(A: T.Tensor((8,), "float32"), B: T.Tensor((8,), "float32")):
-        with T.Kernel(1) as _:
-            for i in T.serial(8):
+    def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            for i in T.Parallel(128):
                 B[i] = A[i] * 2.0
 
-    kernel = tilelang_mod.compile(main, out_idx=[1], target="c", execution_backend="tvm_ffi")
+    kernel = tilelang_mod.compile(main, out_idx=[1], target={"kind": "cuda", "arch": "sm_90a"},
+                                  execution_backend="tvm_ffi")
     assert tvm_ffi_call.describable(kernel.adapter)
-    a = paddle.randn([8])
-    assert paddle.allclose(kernel(a), a * 2).item()
+    assert kernel.adapter._ffi_callee_allocated_output_abi
+    assert kernel.adapter._convert_torch_func().__qualname__.startswith("callee_allocated_call")

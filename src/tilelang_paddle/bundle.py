@@ -180,7 +180,7 @@ def build(out: str, runs: list[str]) -> int:
             old = _existing(out, manifest)  # another run may have written it since the check
             entries, tuned = old.get("entries", {}), old.get("autotune", {})
             os.makedirs(os.path.join(out, "kernels"), exist_ok=True)
-            added = sum(rec["bundle_key"] not in entries for rec in {r["bundle_key"]: r for r in kernels}.values())
+            added = len({rec["bundle_key"] for rec in kernels} - set(entries))
             for rec in kernels:
                 key = rec["bundle_key"]
                 files = _place(built[key], os.path.join(out, "kernels", key), entries.get(key), manifest)

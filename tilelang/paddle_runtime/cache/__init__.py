@@ -7,5 +7,6 @@
 - :mod:`.bundle`    read-only bundles, asked before the writable cache
 - :mod:`.manifest`  a bundle's manifest, shared by the lookup and ``tilelang-paddle bundle``
 
-Upstream's kernel cache and tuner reach it only through patches 0036-0041 and 0047-0048.
+Upstream's kernel cache and tuner reach it only through patches (0029, 0036-0039, 0041, 0043, 0047, 0048; each
+module names its own).
 """
