@@ -20,6 +20,21 @@ otherwise Paddle's answer for an unscoped caller (the real torch where it was
 imported before the proxy, else no spec: ``ModuleNotFoundError``, and
 ``importlib.util.find_spec("torch") is None``).
 
+``import tilelang`` itself (:func:`end_package_import`):
+Paddle runs each scoped module's ``exec_module`` and ``find_spec`` under
+``use_torch_proxy_guard``, and each guard scans all of ``sys.modules`` twice
+(``_swap_torch_modules_to_cache``, ``_clear_torch_proxy_modules``): four scans
+for each of the ~600 modules ``import tilelang`` loads. While the ``tilelang``
+package is still initialising, and no real ``torch`` is loaded (nothing to swap
+out), a ``tilelang`` module is instead found by the other finders and flagged
+``__enable_torch_proxy__`` *before* it runs, and every ``import torch`` is left
+to Paddle's own ``find_spec`` (not narrowed): the any-frame rule then proxies
+it for the module and for what it imports (tvm's ``import torch.utils.dlpack``),
+as the guard's global enabling did. The proxies left in ``sys.modules`` are
+removed once, when the package finishes (:func:`end_package_import`, patch
+0051). importlib's own flag on the package's spec ends this mode even where
+``import tilelang`` fails midway.
+
 What this cannot cover: a proxy that an ``import torch`` in a tilelang
 *function* put into ``sys.modules`` is what a later ``import torch`` anywhere
 returns (Python consults ``sys.modules`` before any finder). Upstream's
@@ -70,6 +85,50 @@ def _flagged_outside_scope(frame, enabled: str, disabled: str) -> bool:
     return False
 
 
+def _only_proxies_loaded(proxy) -> bool:
+    """No real ``torch`` in ``sys.modules`` (Paddle's guard would swap it out while a tilelang module runs)."""
+    top = sys.modules.get("torch")
+    return top is None or isinstance(top, getattr(proxy, "ProxyModule", ()))
+
+
+def _package_initializing() -> bool:
+    """``import tilelang`` is still running (importlib's own flag on the package's spec)."""
+    package = sys.modules.get(_SCOPE)
+    return bool(getattr(getattr(package, "__spec__", None), "_initializing", False))
+
+
+class _FlaggedLoader:
+    """The module's own loader, with Paddle's scope flag set before the module runs (not after, as Paddle's guard
+    does: the flag is what proxies the module's ``import torch`` without the guard); everything else delegates."""
+
+    def __init__(self, loader, flag: str):
+        self._loader, self._flag = loader, flag
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        module.__dict__[self._flag] = True
+        self._loader.exec_module(module)
+
+    def __getattr__(self, name):  # get_source, get_resource_reader, is_package, ...
+        return getattr(self._loader, name)
+
+
+def _spec_without(finder, fullname, path, target, flag):
+    """``fullname``'s spec from every finder but Paddle's (its copies included), with :class:`_FlaggedLoader`."""
+    for other in sys.meta_path:
+        if other is finder:
+            continue
+        find = getattr(other, "find_spec", None)
+        spec = find(fullname, path, target) if find is not None else None
+        if spec is not None:
+            if spec.loader is not None:
+                spec.loader = _FlaggedLoader(spec.loader, flag)
+            return spec
+    return None
+
+
 def install(proxy) -> bool:
     """Narrow Paddle's finder (``proxy``: ``paddle.compat.proxy``) as the module docstring says; once.
 
@@ -88,7 +147,12 @@ def install(proxy) -> bool:
     disabled = getattr(proxy, "MAGIC_DISABLED_MODULE_ATTR", "__disable_torch_proxy__")
 
     def find_spec(fullname, path, target=None):
-        if _is_torch(fullname) and not finder._globally_enabled:
+        # ``import tilelang`` in progress: its modules run flagged, without Paddle's guards (module docstring),
+        # and every ``import torch`` under them is Paddle's decision, as under the guards.
+        package_import = not finder._globally_enabled and _package_initializing() and _only_proxies_loaded(proxy)
+        if package_import and _in_scope(fullname):
+            return _spec_without(finder, fullname, path, target, enabled)
+        if _is_torch(fullname) and not finder._globally_enabled and not package_import:
             importer = _importer(sys._getframe(1))
             if importer is not None and not _in_scope(importer.f_globals.get("__name__") or "") \
                     and not _flagged_outside_scope(importer, enabled, disabled):
@@ -119,6 +183,11 @@ def hide() -> None:
     for name, module in list(sys.modules.items()):
         if _is_torch(name) and isinstance(module, proxy_type):
             del sys.modules[name]
+
+
+def end_package_import() -> None:
+    """The end of ``tilelang/__init__`` (patch 0051): the proxies its modules imported leave ``sys.modules``."""
+    hide()
 
 
 @contextlib.contextmanager
