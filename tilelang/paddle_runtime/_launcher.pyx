@@ -349,7 +349,7 @@ cdef class Launcher:
                                 Py_DECREF(out)  # the call returned a new reference; `out` holds its own
                                 outs.append(out)
                                 continue
-                            PyErr_Clear()  # the call took the tensor (DLPack: it steals it), failed or not
+                            PyErr_Clear()  # not freed here: DLPack says the call steals the tensor
                             return self.slow(*args)
                         PyErr_Clear()
                     # No allocator, a view dtype, or one the API refused: the driver's allocation.

@@ -6,7 +6,7 @@ computes and loads with (:mod:`.key`), the digest which build tools made it
 (:mod:`.toolchain`). A new compiler or nvcc therefore makes a new entry, for
 a tuned kernel as for any other: it is tuned again, since its configs' code
 and timings came from the old tools. Where a tool the entry needs is
-missing, nothing here can build it, so the newest complete entry of that key,
+missing, nothing here can build it, so the newest entry of that key (entries appear whole, by rename),
 from any toolchain, loads (a slim image reusing a cache volume), as bundles do.
 
 Within a process, an entry held in memory is used again only while its build

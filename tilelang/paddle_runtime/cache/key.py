@@ -14,8 +14,9 @@ fields wherever they mean the same thing (docs/kernel-cache.md lists them):
 - how it is built and called: target (resolved as a compile resolves it,
   ``"auto"`` becoming the GPU's arch), backend, pass configs, flags, out_idx,
   arguments, for a tuned kernel its configs and profiling arguments;
-- what it loads with (:func:`shared_fields`): TileLang's version, our build id
-  (``tilelang_paddle_build``) and tvm-ffi's version (``tvm_ffi``).
+- what it loads with: TileLang's version (upstream's ``version``) and
+  :func:`shared_fields`, our build id (``tilelang_paddle_build``) and
+  tvm-ffi's version (``tvm_ffi``).
 
 The build tools are not in the key: they name the writable cache's entry
 directories (:mod:`.entries`), so a bundle hit asks none of them.
