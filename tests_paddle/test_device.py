@@ -136,6 +136,15 @@ def test_the_runtime_switches_only_when_the_device_differs_and_restores_after_an
     assert recorder.now == 0 and recorder.sets == [1, 0, 3, 0]
 
 
+@pytest.mark.parametrize("visible, sole", [(1, True), (2, False), (8, False)])
+def test_only_a_sole_visible_gpu_lets_the_fast_launcher_skip_the_switch(visible, sole):
+    recorder = _SwitchRecorder()
+    recorder.device_count = lambda: visible
+    assert launch.KernelRuntime(_cuda_signature(), None, recorder).sole_gpu is sole
+    # The stream stays the driver's unless the driver vouches for the exchange API's (a CPU build never does).
+    assert launch.KernelRuntime(_cuda_signature(), None, recorder).stream_from_exchange_api is False
+
+
 def test_the_runtime_runs_init_once_per_gpu():
     ran = []
     once = launch.InitOnce(lambda: ran.append(1) or 0, lambda: "")

@@ -46,7 +46,7 @@ cdef extern from *:
       void* managed_tensor_from_py_object_no_sync;
       int (*managed_tensor_to_py_object_no_sync)(TLP_DLManagedTensorVersioned* tensor, void** out_py_object);
       int (*dltensor_from_py_object_no_sync)(void* py_object, TLP_DLTensor* out);
-      void* current_work_stream;
+      int (*current_work_stream)(int32_t device_type, int32_t device_id, void** out_current_stream);
     } TLP_ExchangeAPI;
     /* The allocator reports a failure here, not as a Python error: the caller falls back to the driver's
        allocation, which raises Paddle's own error if that fails too. */
@@ -133,6 +133,7 @@ cdef extern from *:
                                         void* error_ctx, TLP_SetError set_error) noexcept
         int (*managed_tensor_to_py_object_no_sync)(TLP_DLManagedTensorVersioned* tensor, void** out) noexcept
         int (*dltensor_from_py_object_no_sync)(void* py_object, TLP_DLTensor* out) noexcept
+        int (*current_work_stream)(int32_t device_type, int32_t device_id, void** out_current_stream) noexcept
     void tlp_ignore_error(void* error_ctx, const char* kind, const char* message) noexcept
     int32_t tlp_call(void* fn, int n, intptr_t* a) noexcept nogil
 
@@ -180,9 +181,12 @@ cdef class Launcher:
     """
 
     cdef object slow, tensor_type, outputs_meta, launch_stream, place_for, empty, launch_failed, mismatch
-    cdef object too_large, default_device, select_gpu, restore_gpu, init_kernel
+    cdef object too_large, default_device, current_gpu, set_gpu, init_kernel
     cdef void* fn
     cdef int n_params, n_inputs, n_outputs, n_dyn, device_type
+    cdef bint stream_in_c      # the current stream from the exchange API's current_work_stream, in C
+    cdef bint sole_gpu         # one GPU visible: always current, nothing to switch
+    cdef uint64_t initialised  # bit g: the library's init() ran on GPU g (< 64; higher GPUs ask init_kernel)
     cdef int is_output[MAX_PARAMS]
     cdef int out_param[MAX_PARAMS]   # per output, in out_idx order: its parameter index
     cdef int out_in_c[MAX_PARAMS]    # per output: allocated through the exchange API (no view dtype)
@@ -206,9 +210,14 @@ cdef class Launcher:
         self.mismatch, self.too_large, self.default_device = runtime.mismatch, runtime.too_large, runtime.default_gpu
         # The GPU steps only where they apply (a CUDA kernel on a driver with CUDA): None skips them in C.
         self.launch_stream = runtime.stream if runtime.cuda else None
-        self.select_gpu = runtime.select if runtime.cuda else None
-        self.restore_gpu = runtime.restore
+        self.current_gpu = runtime.current_gpu if runtime.cuda else None
+        self.set_gpu = runtime.set_gpu
         self.init_kernel = runtime.init_once.ensure if runtime.init_once is not None else None
+        self.initialised = 0
+        self.sole_gpu = bool(runtime.cuda and runtime.sole_gpu)
+        # Only where the driver vouches that the API's stream is the one its `stream` returns.
+        self.stream_in_c = bool(runtime.cuda and runtime.stream_from_exchange_api and _api != NULL
+                                and _api.current_work_stream != NULL)
         for k in range(n_dyn):
             self.dyn_max[k] = min(dyn_max[k], 2**63 - 1)
         self.n_params = len(params)
@@ -284,6 +293,7 @@ cdef class Launcher:
         cdef int i, j = 0, k, verdict, n = 0
         cdef int32_t rc = 0
         cdef intptr_t stream = 0
+        cdef void* raw_stream
         cdef int o
         cdef int64_t want
         cdef int64_t out_shape[MAX_PARAMS][MAX_DIMS]
@@ -317,8 +327,13 @@ cdef class Launcher:
             dev_id = self.default_device()
         # Protocol steps 2-7 (launch.py): the tensors' GPU current from before the outputs are allocated
         # (an allocation on a place makes that GPU current for good) until after the launch.
-        if self.select_gpu is not None:
-            previous = self.select_gpu(dev_id)
+        # KernelRuntime.select, without its Python frame: -1 when there is nothing to undo.
+        if self.current_gpu is not None and not (self.sole_gpu and dev_id == 0):
+            previous = self.current_gpu()
+            if previous == dev_id:
+                previous = -1
+            else:
+                self.set_gpu(dev_id)
         try:
             outs = None
             if self.n_outputs:
@@ -370,16 +385,23 @@ cdef class Launcher:
                 call_args[n] = <intptr_t>dyn[k]
                 n += 1
             if self.launch_stream is not None:
-                stream = self.launch_stream(dev_id)
-                if self.init_kernel is not None:
+                raw_stream = NULL
+                if self.stream_in_c and _api.current_work_stream(2, dev_id, &raw_stream) == 0:  # 2: kDLCUDA
+                    stream = <intptr_t>raw_stream
+                else:
+                    PyErr_Clear()  # a failed current_work_stream may leave a Python error; the driver decides
+                    stream = self.launch_stream(dev_id)
+                if self.init_kernel is not None and not (dev_id < 64 and (self.initialised >> dev_id) & 1):
                     self.init_kernel(dev_id)
+                    if dev_id < 64:
+                        self.initialised |= (<uint64_t>1) << dev_id
             call_args[n] = stream
             n += 1
             with nogil:
                 rc = tlp_call(self.fn, n, call_args)
         finally:
             if previous >= 0:
-                self.restore_gpu(previous)
+                self.set_gpu(previous)
         if rc != 0:
             raise self.launch_failed(self._zero_size(dl))
         if outs is None:

@@ -27,6 +27,9 @@ The interface (a driver is any object with these; ``index`` is a GPU ordinal):
     The calling thread's current CUDA device, and switching it.
 ``stream(index)``
     The raw ``cudaStream_t`` (an int) of the framework's current stream on GPU ``index``.
+``stream_from_exchange_api`` (optional, default False)
+    True where the exchange API's ``current_work_stream`` returns that same stream; the fast
+    launcher then reads it in C instead of calling ``stream``.
 ``place(index)``, ``place_of(tensor)``
     What ``empty`` allocates on: GPU ``index``, or the CPU for -1; a tensor's place.
 ``empty(shape, dtype, place)``
@@ -96,6 +99,10 @@ class PaddleDriver:
         self._expected_place = _seams.expected_place(paddle)
         self.empty = _C_ops.empty  # paddle.empty ends in _C_ops.empty(shape, dtype, place) after ~7 us of checks
         self.stream = self._bind_stream() if self.cuda else (lambda index: 0)
+        # The exchange API's current_work_stream is the same stream, read in C by the fast launcher: Paddle's
+        # paddle::pybind::DLPackCurrentWorkStream returns platform::get_current_stream(device_id)->raw_stream(),
+        # the call _get_current_raw_stream makes (paddle/fluid/pybind/cuda_streams_py.cc).
+        self.stream_from_exchange_api = self.cuda
         self.current_gpu, self.set_gpu = bind_switch(core) if self.cuda else (lambda: -1, self._no_gpu)
         # Allocate the same-width signed type and view it: Paddle 3.3 CPU has no `empty` kernel for
         # uint32/uint64, and `paddle.empty(dtype=paddle.uint16)` silently returns a bfloat16 tensor.
@@ -224,7 +231,9 @@ class PaddleDriver:
     #: What a failing selftest check names: the Paddle API behind each step it exercised.
     RELIES_ON = {
         "stream": "paddle.base.libpaddle._get_current_raw_stream(index), the stream paddle.device.stream_guard "
-                  "sets (paddle/fluid/pybind/cuda_streams_py.cc; python/paddle/device/__init__.py stream_guard)",
+                  "sets (paddle/fluid/pybind/cuda_streams_py.cc; python/paddle/device/__init__.py stream_guard); "
+                  "the fast launcher reads the same stream through the exchange API's current_work_stream "
+                  "(paddle::pybind::DLPackCurrentWorkStream -> platform::get_current_stream(id)->raw_stream())",
         "switch": "core.get_cuda_current_device_id / core.set_cuda_current_device_id (paddle/fluid/pybind/pybind.cc)",
         "allocate": "_C_ops.empty(shape, dtype, CUDAPlace(index)) and, for tvm_ffi outputs, "
                     "paddle::experimental::empty on the current device (paddle/phi/api/lib/kernel_dispatch.cc)",

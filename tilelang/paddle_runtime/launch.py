@@ -105,7 +105,14 @@ class KernelRuntime:
         self.empty = driver.empty
         self.mismatch = functools.partial(_arguments.symbol_mismatch, signature)
         self.too_large = functools.partial(_arguments.size_too_large, signature)
-        self._current, self._set = (driver.current_gpu, driver.set_gpu) if self.cuda else (None, None)
+        #: The driver's pair for steps 2 and 7 (None off the GPU path); ``select``/``restore`` use them.
+        self.current_gpu, self.set_gpu = (driver.current_gpu, driver.set_gpu) if self.cuda else (None, None)
+        #: One GPU visible: it is every thread's current device, so a launch on it has nothing to switch (the
+        #: fast launcher then skips steps 2 and 7; the count is fixed once CUDA is initialised).
+        self.sole_gpu = self.cuda and driver.device_count() == 1
+        #: Step 5 may read the stream from the DLPack exchange API's ``current_work_stream`` (in C, the fast
+        #: launcher) where the driver says that is the stream its ``stream`` returns.
+        self.stream_from_exchange_api = bool(getattr(driver, "stream_from_exchange_api", False))
         self._cpu_place = None if signature.cuda else driver.place(-1)
 
     # ---------------------------------------------------------------- 1. device
@@ -129,17 +136,17 @@ class KernelRuntime:
     # ---------------------------------------------------------------- 2./7. switch and restore
     def select(self, index: int) -> int:
         """Make GPU ``index`` current (one driver call when it already is); the previous GPU, or -1: nothing to undo."""
-        if index < 0 or self._current is None:
+        if index < 0 or self.current_gpu is None:
             return -1
-        previous = self._current()
+        previous = self.current_gpu()
         if previous == index:
             return -1
-        self._set(index)
+        self.set_gpu(index)
         return previous
 
     def restore(self, previous: int) -> None:
         if previous >= 0:
-            self._set(previous)
+            self.set_gpu(previous)
 
     @contextlib.contextmanager
     def on(self, index: int):
