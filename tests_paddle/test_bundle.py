@@ -200,6 +200,7 @@ def test_a_corrupt_entry_is_not_loaded(bundle, tmp_path):
                                                      "CUDA_HOME": os.environ.get("CUDA_HOME", "/usr/local/cuda")})
     assert proc.returncode == 0 and "checked" in proc.stdout, proc.stdout + proc.stderr[-3000:]
     assert f"{lib} does not match its sha256 in the manifest" in proc.stdout + proc.stderr, proc.stdout[-3000:]
+    assert "kernel shift: bundle entry" in proc.stdout + proc.stderr, proc.stdout[-3000:]   # names the kernel
     assert len(list((tmp_path / "empty").rglob("kernel_lib.so"))) == 1   # only that one compiled
 
 
@@ -332,6 +333,8 @@ def test_an_entry_that_fails_to_load_is_reported_as_that_not_as_a_file_check(bun
     assert "kernel shift is in no bundle" in err, err[-3000:]
     assert f"its bundle entry did not load: {broken / 'kernels' / key}:" in err, err[-3000:]
     assert "failed their check" not in err, err[-3000:]
+    # The warning (TileLang's log handler writes to stdout) names the kernel too.
+    assert "kernel shift: bundle entry" in proc.stdout and "failed to load" in proc.stdout, proc.stdout[-3000:]
 
 
 def test_the_writable_cache_serves_a_host_that_has_lost_its_compiler(bundle, tmp_path):

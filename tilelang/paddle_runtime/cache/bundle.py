@@ -110,7 +110,9 @@ def autotune_dirs(key: str) -> list:
         if problem is None:
             found.append(os.path.join(root, "autotune", key))
         else:
-            _warn_once(f"autotune:{root}:{key}", "%s: autotune result %s is not loaded: %s", BUNDLE, key, problem)
+            known = _key.tuned_fields(key)
+            _warn_once(f"autotune:{root}:{key}", "%s: autotune result %s%s is not loaded: %s", BUNDLE, key,
+                       f" (kernel {known[0]})" if known else "", problem)
     return found
 
 
@@ -211,15 +213,16 @@ def load(cache, key: str, func, backend_context, out_idx, pass_configs, compile_
             continue
         problem = _problem(root, key, entry)
         if problem:
-            _warn_once(f"{root}/{key}", "bundle entry %s of %s is not loaded: %s", key[:16], root, problem)
+            _warn_once(f"{root}/{key}", "kernel %s: bundle entry %s of %s is not loaded: %s", kernel_label(func),
+                       key[:16], root, problem)
             failed.append(problem)
             continue
         try:
             return _build(cache, os.path.join(root, "kernels", key), func, backend_context, out_idx, pass_configs,
                           compile_flags)
         except Exception as exc:  # noqa: BLE001 - a bundle that does not load is skipped like a corrupt one
-            _warn_once(f"{root}/{key}", "bundle entry %s of %s failed to load (%s: %s); skipping it", key[:16],
-                       root, type(exc).__name__, exc)
+            _warn_once(f"{root}/{key}", "kernel %s: bundle entry %s of %s failed to load (%s: %s); skipping it",
+                       kernel_label(func), key[:16], root, type(exc).__name__, exc)
             failed.append(f"{os.path.join(root, 'kernels', key)}: {type(exc).__name__}: {exc}")
     missing = _missing_tool(_toolchain.build_tools(*_key.built_by(key)))
     if missing:
