@@ -264,6 +264,48 @@ def test_a_kernel_missing_from_the_bundle_without_a_compiler_is_named(bundle, tm
     assert "The bundles hold kernels for: c" in err, err[-3000:]
 
 
+# `tilelang-paddle bundle` whose copies SIGKILL the process after the first file of the first entry is staged:
+# a real kill, at the one point a run could leave a half-written bundle behind.
+KILLED_MID_COPY = """
+import os, shutil, signal, sys
+copytree = shutil.copytree
+def copy_then_die(src, dst, *args, **kwargs):
+    shutil.copy2(src, dst)
+    os.kill(os.getpid(), signal.SIGKILL)
+shutil.copytree = lambda src, dst, **kwargs: copytree(src, dst, copy_function=copy_then_die, **kwargs)
+from tilelang_paddle.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_bundle_run_killed_mid_copy_leaves_a_bundle_that_serves_and_the_next_run_completes_it(bundle, tmp_path):
+    work, out = bundle
+    target = tmp_path / "out"
+    shutil.copytree(out, target)
+    before = (target / "manifest.json").read_bytes()
+    env = {**os.environ, "TILELANG_CACHE_DIR": str(tmp_path / "unused"),
+           "TILELANG_PADDLE_OP_CACHE": str(tmp_path / "unused-ops")}
+    killed = subprocess.run([sys.executable, "-c", KILLED_MID_COPY, "bundle", str(target), "--run", "job:other"],
+                            cwd=str(work), capture_output=True, text=True, timeout=600, env=env)
+    assert killed.returncode == -9, killed.stdout + killed.stderr[-3000:]
+    staged = [p.name for p in (target / "kernels").iterdir() if p.name.startswith(".")]
+    assert staged, "the kill did not come mid-copy"
+    assert (target / "manifest.json").read_bytes() == before          # the manifest it found, untouched
+    served = run_bare(f"import sys; sys.path.insert(0, {str(work)!r}); import job; job.check()",
+                      {**compiler_free_env(tmp_path), "TILELANG_PADDLE_BUNDLE": str(target),
+                       "TILELANG_CACHE_DIR": str(tmp_path / "empty")}, cwd=str(tmp_path))
+    assert served.returncode == 0 and "checked" in served.stdout, served.stdout + served.stderr[-3000:]
+    # The next run (the lock the killed one held died with it) adds the kernel and removes what was staged.
+    again = subprocess.run([EXE, "bundle", str(target), "--run", "job:other"], cwd=str(work), capture_output=True,
+                           text=True, timeout=600, env=env)
+    assert again.returncode == 0 and "(1 new" in again.stdout, again.stdout + again.stderr[-3000:]
+    assert not [p for p in target.rglob(".*") if p.name != ".bundle.lock"], sorted(target.rglob(".*"))
+    other = run_bare(f"import sys; sys.path.insert(0, {str(work)!r}); import job; job.other(); print('other ok')",
+                     {**compiler_free_env(tmp_path), "TILELANG_PADDLE_BUNDLE": str(target),
+                      "TILELANG_CACHE_DIR": str(tmp_path / "empty2")}, cwd=str(tmp_path))
+    assert other.returncode == 0 and "other ok" in other.stdout, other.stdout + other.stderr[-3000:]
+
+
 MARKER_JOB = """
 import pathlib
 def run():

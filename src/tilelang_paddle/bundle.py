@@ -15,7 +15,8 @@ there is kept: the same key is the same kernel), and the merged manifest
 replaces the old one atomically. Several runs into one ``OUT`` (parallel CI
 jobs) therefore all end up listed, and a run killed midway leaves the last
 manifest, whose files are all in place (an entry is copied beside its final
-name and renamed into it before the manifest names it). Operators
+name and renamed into it before the manifest names it); what such a run had
+staged is removed by the next run, under the same lock. Operators
 ``tilelang.paddle.custom_op`` built in its default op cache are copied to
 ``OUT/ops/<op>-<digest>/`` the same way. Serving reads it all with
 ``TILELANG_PADDLE_BUNDLE=OUT`` (``tilelang.paddle_runtime.cache.bundle`` for
@@ -24,9 +25,11 @@ kernels, ``custom_op`` for operators).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -113,6 +116,29 @@ def _place(src: str, dst: str, listed: dict | None, manifest, ignore=None) -> di
     return {name: manifest.sha256_file(path) for name, path in _files(dst).items()}
 
 
+#: What a run stages beside its final names (``_place``, ``_write``): ``.<name>.<pid>``, ``.manifest.json.<pid>.tmp``.
+_STAGED = re.compile(r"^\..+\.\d+(\.tmp)?$")
+
+
+def _sweep(out: str) -> None:
+    """Remove what killed runs staged in ``out``. Called under the lock, which every run holds while it stages,
+    so nothing staged there belongs to a live run."""
+    for sub in ("", "kernels", "autotune", "ops"):
+        folder = os.path.join(out, sub)
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if _STAGED.match(name):
+                path = os.path.join(folder, name)
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)
+
+
 def _entry_dirs(cache: str, kind: str) -> dict:
     """``{key: directory}`` of the run's writable entries under ``.../<kind>/<key>.<tools digest>`` (one
     toolchain per run); upstream's staging and lock directories start with a dot."""
@@ -178,6 +204,7 @@ def build(out: str, runs: list[str]) -> int:
                             "refused, or TILELANG_DISABLE_CACHE set?)")
         with FileLock(os.path.join(out, ".bundle.lock"), what="writing a bundle"):
             old = _existing(out, manifest)  # another run may have written it since the check
+            _sweep(out)
             entries, tuned = old.get("entries", {}), old.get("autotune", {})
             os.makedirs(os.path.join(out, "kernels"), exist_ok=True)
             added = len({rec["bundle_key"] for rec in kernels} - set(entries))
