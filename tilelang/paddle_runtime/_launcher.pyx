@@ -7,9 +7,13 @@ device in one call), checks against the table built once per kernel, symbolic
 dimensions bound and cross-checked, outputs allocated by the same API
 (``managed_tensor_allocator``, then ``managed_tensor_to_py_object_no_sync`` for
 the Python tensor), and the compiled entry called through its function pointer
-with the GIL released. An output the API cannot allocate (an API without the
-allocator; the unsigned dtypes Paddle allocates as a signed twin and views) is
-allocated by the driver from Python, as before.
+with the GIL released. On a GPU, the current stream comes from the same API's
+``current_work_stream`` where the driver says it is the driver's stream, the
+library's ``init()`` runs once per GPU (a bit per GPU), and with one GPU visible
+the current device is neither read nor switched (launch.py's protocol). An
+output the API cannot allocate (an API without the allocator; the unsigned
+dtypes Paddle allocates as a signed twin and views) is allocated by the driver
+from Python, as before.
 All per-call state lives on the C stack: calls from several threads share
 nothing but the read-only table.
 
@@ -389,7 +393,8 @@ cdef class Launcher:
                 if self.stream_in_c and _api.current_work_stream(2, dev_id, &raw_stream) == 0:  # 2: kDLCUDA
                     stream = <intptr_t>raw_stream
                 else:
-                    PyErr_Clear()  # a failed current_work_stream may leave a Python error; the driver decides
+                    if self.stream_in_c:
+                        PyErr_Clear()  # current_work_stream failed (it may have set a Python error): ask the driver
                     stream = self.launch_stream(dev_id)
                 if self.init_kernel is not None and not (dev_id < 64 and (self.initialised >> dev_id) & 1):
                     self.init_kernel(dev_id)

@@ -45,11 +45,12 @@ The protocol, in this order:
    tensor makes a CUDA launch fail (:data:`ZERO_SIZE_HINT`).
 
 Steps 2, 4 and 5 run for CUDA kernels on a driver with CUDA only; CPU kernels
-allocate on the CPU and call. The fast launcher does the same with fewer calls into
-Python: steps 2 and 7 not at all when one GPU is visible (:attr:`KernelRuntime.sole_gpu`),
-step 4 once per GPU by a bit of its own, and step 5 through the exchange API where
-the driver says that is its stream (:attr:`KernelRuntime.stream_from_exchange_api`). This module imports no framework: everything
-framework-specific comes from the driver.
+allocate on the CPU and call. The fast launcher does the same with fewer calls
+into Python: steps 2 and 7 not at all when one GPU is visible
+(:attr:`KernelRuntime.sole_gpu`), step 4 once per GPU by a bit of its own, and
+step 5 through the exchange API where the driver says that is its stream
+(:attr:`KernelRuntime.stream_from_exchange_api`). This module imports no
+framework: everything framework-specific comes from the driver.
 """
 
 from __future__ import annotations
