@@ -140,9 +140,10 @@ def test_the_runtime_switches_only_when_the_device_differs_and_restores_after_an
 def test_only_a_sole_visible_gpu_lets_the_fast_launcher_skip_the_switch(visible, sole):
     recorder = _SwitchRecorder()
     recorder.device_count = lambda: visible
-    assert launch.KernelRuntime(_cuda_signature(), None, recorder).sole_gpu is sole
+    runtime = launch.KernelRuntime(_cuda_signature(), None, recorder)
+    assert runtime.sole_gpu is sole
     # The stream stays the driver's unless the driver vouches for the exchange API's (a CPU build never does).
-    assert launch.KernelRuntime(_cuda_signature(), None, recorder).stream_from_exchange_api is False
+    assert runtime.stream_from_exchange_api is False
 
 
 def test_the_runtime_runs_init_once_per_gpu():

@@ -218,7 +218,7 @@ cdef class Launcher:
         self.set_gpu = runtime.set_gpu
         self.init_kernel = runtime.init_once.ensure if runtime.init_once is not None else None
         self.initialised = 0
-        self.sole_gpu = bool(runtime.cuda and runtime.sole_gpu)
+        self.sole_gpu = runtime.sole_gpu  # False off the GPU path
         # Only where the driver vouches that the API's stream is the one its `stream` returns.
         self.stream_in_c = bool(runtime.cuda and runtime.stream_from_exchange_api and _api != NULL
                                 and _api.current_work_stream != NULL)
